@@ -1,0 +1,44 @@
+# Two commands for a fresh clone: `make run` (dry-run demo) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+PYTEST_ARGS ?=
+
+.PHONY: run test lint install install-dev clean device-wheels
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# Stamps re-run the install only when pyproject.toml changes.
+$(VENV)/.stamp-run: pyproject.toml | $(PY)
+	$(PIP) install -q -e .
+	@touch $@
+
+$(VENV)/.stamp-dev: pyproject.toml | $(PY)
+	$(PIP) install -q -e '.[dev]'
+	@touch $@ $(VENV)/.stamp-run
+
+install: $(VENV)/.stamp-run
+install-dev: $(VENV)/.stamp-dev
+
+run: $(VENV)/.stamp-run
+	$(VENV)/bin/psagent run --dry-run --max-proofs 1
+
+# pytest exit code 5 means "no tests collected": that is a failure, not a pass.
+test: $(VENV)/.stamp-dev
+	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5) - failing" >&2; exit 1; fi; \
+	exit $$rc
+
+lint: $(VENV)/.stamp-dev
+	$(VENV)/bin/ruff check agent market porep gpu tests benchmarks
+	$(VENV)/bin/mypy agent market porep gpu
+
+# Wheels for the GPU machine (its python3 is 3.12 and has no package index); see scripts/device_wheels.sh.
+device-wheels:
+	scripts/device_wheels.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

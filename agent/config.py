@@ -1,0 +1,187 @@
+"""Agent configuration: one typed model, loaded from TOML with ``PSAGENT_…`` environment overrides.
+
+Precedence (highest first): environment (``PSAGENT_MARKET__PRICE_FIL=0.004``; ``__`` separates nesting),
+the TOML file (``--config F``, else ``/etc/psagent/config.toml`` when it exists), then the defaults below.
+Every knob is documented in ``config.example.toml``; keep the two in step (a test checks that every key of
+the example exists here).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+DEFAULT_CONFIG_PATH = Path("/etc/psagent/config.toml")
+MAINNET_MARKET_URL = "https://mainnet.snass.fsp.sh/v0/proofs"
+ATTO_PER_FIL = 10**18
+NANO_IN_ATTO = 10**9
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; ``str(err)`` is one line that names the offending key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MarketConfig(_Section):
+    url: str = MAINNET_MARKET_URL
+    wallet: str | None = None
+    key_file: Path | None = None
+    price_fil: str = "0.005"
+    low_water: int = Field(5, ge=0)
+    high_water: int = Field(8, ge=1)
+    poll_interval_s: float = Field(3.0, gt=0)
+    backoff_max_s: float = Field(120.0, gt=0)
+    request_timeout_s: float = Field(30.0, gt=0)
+    retry_budget_s: float = Field(1800.0, gt=0)
+    max_request_bytes: int = Field(256 * 1024 * 1024, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not (v.startswith("http://") or v.startswith("https://")):
+            raise ValueError("must start with http:// or https://")
+        return v.rstrip("/")
+
+    @field_validator("price_fil")
+    @classmethod
+    def _price(cls, v: str) -> str:
+        try:
+            d = Decimal(v)
+        except InvalidOperation as exc:
+            raise ValueError(f"not a decimal FIL amount: {v!r}") from exc
+        if d <= 0 or d > 1:
+            raise ValueError("must be > 0 and <= 1 FIL (the market's maximum price)")
+        atto = d * ATTO_PER_FIL
+        if atto != atto.to_integral_value() or int(atto) % NANO_IN_ATTO:
+            raise ValueError("the market's price resolution is 1 nanoFIL (9 decimal places)")
+        return v
+
+    @model_validator(mode="after")
+    def _marks(self) -> MarketConfig:
+        if self.low_water > self.high_water:
+            raise ValueError("low_water must not exceed high_water")
+        return self
+
+    @property
+    def price_attofil(self) -> int:
+        return int(Decimal(self.price_fil) * ATTO_PER_FIL)
+
+
+class ProverConfig(_Section):
+    backend: Literal["auto", "cuda", "cpu"] = "auto"
+    devices: list[int] | Literal["all"] = "all"
+    partition_workers: int = Field(1, ge=1)
+    memory_budget_gib: float = Field(0.0, ge=0)  # 0 = size from the device
+    params_dir: Path = Path("/var/lib/psagent/params")
+    verify_before_submit: bool = True
+
+
+class StoreConfig(_Section):
+    url: str = "sqlite:////var/lib/psagent/psagent.db"
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not (v.startswith("sqlite:///") or v.startswith("postgresql://") or v.startswith("postgres://")):
+            raise ValueError("must be sqlite:///PATH or postgresql://…")
+        return v
+
+
+class MetricsConfig(_Section):
+    listen: str = "127.0.0.1:9477"  # empty string disables the exporter
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, v: str) -> str:
+        if v == "":
+            return v
+        host, sep, port = v.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError("must be HOST:PORT (or empty to disable)")
+        return v
+
+
+class RetentionConfig(_Section):
+    submitted_days: float = Field(2.0, gt=0)
+    failed_days: float = Field(7.0, gt=0)
+    discard_inputs: bool = True  # terms of service 6.3: inputs are discarded right after the work
+
+
+class LoggingConfig(_Section):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "human", "json"] = "auto"
+
+
+class Settings(BaseSettings):
+    """The whole agent configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PSAGENT_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    market: MarketConfig = MarketConfig()
+    prover: ProverConfig = ProverConfig()
+    store: StoreConfig = StoreConfig()
+    metrics: MetricsConfig = MetricsConfig()
+    retention: RetentionConfig = RetentionConfig()
+    logging: LoggingConfig = LoggingConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Environment beats the file; the file's values arrive as init kwargs (see load_settings).
+        return (env_settings, init_settings)
+
+
+def _error_line(err: ValidationError, source: str) -> str:
+    first = err.errors()[0]
+    key = ".".join(str(p) for p in first["loc"]) or "<root>"
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown key"
+    more = len(err.errors()) - 1
+    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"invalid configuration in {source}: {key}: {msg}{tail}"
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Load the configuration; raise ConfigError with one line naming the bad key.
+
+    ``path`` None means ``/etc/psagent/config.toml`` if that file exists, else defaults only.
+    """
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is None and DEFAULT_CONFIG_PATH.is_file():
+        path = DEFAULT_CONFIG_PATH
+    if path is not None:
+        source = str(path)
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError:
+            raise ConfigError(f"configuration file not found: {path}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        env_keys = [k for k in os.environ if k.startswith("PSAGENT_")]
+        where = source if not env_keys else f"{source} + environment"
+        raise ConfigError(_error_line(exc, where)) from None

@@ -1,0 +1,54 @@
+"""Logging, configured once per process: human-readable on a TTY, JSON lines otherwise (journald, files)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import Any, TextIO
+
+_STD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+_configured = False
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line; extra= fields are kept as top-level keys."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for k, v in vars(record).items():
+            if k not in _STD_ATTRS and not k.startswith("_"):
+                out[k] = v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, separators=(",", ":"))
+
+
+def setup_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:
+    """Install the root handler. Later calls only change the level (one setup per process)."""
+    global _configured
+    root = logging.getLogger()
+    root.setLevel(level.upper())
+    if _configured:
+        return
+    stream = stream or sys.stderr
+    human = fmt == "human" or (fmt == "auto" and stream.isatty())
+    handler: logging.Handler
+    if human:
+        from rich.console import Console
+        from rich.logging import RichHandler
+
+        handler = RichHandler(console=Console(file=stream), show_path=False, rich_tracebacks=False)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+    else:
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(JsonFormatter())
+    root.handlers[:] = [handler]
+    _configured = True

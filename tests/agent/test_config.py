@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from agent.config import ConfigError, Settings, load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "config.toml"
+    p.write_text(text)
+    return p
+
+
+def test_defaults_without_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("agent.config.DEFAULT_CONFIG_PATH", tmp_path / "absent.toml")
+    s = load_settings(None)
+    assert s.market.url == "https://mainnet.snass.fsp.sh/v0/proofs"
+    assert (s.market.low_water, s.market.high_water) == (5, 8)
+    assert s.market.price_attofil == 5 * 10**15
+
+
+def test_default_path_is_used_when_present(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    p = write(tmp_path, '[market]\nprice_fil = "0.002"\n')
+    monkeypatch.setattr("agent.config.DEFAULT_CONFIG_PATH", p)
+    assert load_settings(None).market.price_attofil == 2 * 10**15
+
+
+def test_file_and_env_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    p = write(tmp_path, '[market]\nprice_fil = "0.003"\nhigh_water = 10\n[prover]\nbackend = "cpu"\n')
+    monkeypatch.setenv("PSAGENT_MARKET__HIGH_WATER", "12")
+    s = load_settings(p)
+    assert s.market.high_water == 12  # environment wins
+    assert s.market.price_fil == "0.003"  # file value kept beside the env override (deep merge)
+    assert s.prover.backend == "cpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[market]\nprice_fil = "abc"\n', "market.price_fil"),
+        ('[market]\nprice_fil = "2"\n', "market.price_fil"),
+        ('[market]\nprice_fil = "0.0000000001"\n', "market.price_fil"),
+        ("[market]\nhigh_water = 0\n", "market.high_water"),
+        ('[prover]\nbackend = "tpu"\n', "prover.backend"),
+        ("[prover]\nbogus = 1\n", "prover.bogus"),
+        ('[metrics]\nlisten = "nohost"\n', "metrics.listen"),
+        ('[store]\nurl = "mysql://x"\n', "store.url"),
+        ('[market]\nurl = "ftp://x"\n', "market.url"),
+    ],
+)
+def test_invalid_values_name_the_key(tmp_path: Path, text: str, key: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        load_settings(write(tmp_path, text))
+    line = str(ei.value)
+    assert "\n" not in line
+    assert key in line
+
+
+def test_low_above_high_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="low_water must not exceed high_water"):
+        load_settings(write(tmp_path, "[market]\nlow_water = 9\nhigh_water = 8\n"))
+
+
+def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_settings(write(tmp_path, "[market\n"))
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "nope.toml")
+
+
+def test_bad_env_value_names_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PSAGENT_MARKET__LOW_WATER", "-1")
+    with pytest.raises(ConfigError, match=r"market\.low_water.*|environment"):
+        load_settings(write(tmp_path, ""))
+
+
+def _keys(d: dict, prefix: str = "") -> set[str]:
+    out = set()
+    for k, v in d.items():
+        out |= _keys(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k}
+    return out
+
+
+def test_example_config_is_complete_and_valid() -> None:
+    example = REPO / "config.example.toml"
+    s = load_settings(example)
+    data = tomllib.loads(example.read_text())
+    model_keys = {
+        f"{section}.{field}"
+        for section, sub in Settings.model_fields.items()
+        for field in sub.annotation.model_fields  # type: ignore[union-attr]
+    }
+    assert _keys(data) == model_keys, "config.example.toml must document every knob, and only real ones"
+    assert s.market.price_attofil > 0

@@ -1,0 +1,27 @@
+"""Test-wide set-up.
+
+* Numba's CUDA simulator is switched on before anything imports numba, unless PSAGENT_REAL_CUDA=1 (the GPU
+  machine), so CUDA kernels run in CI on small inputs.
+* Real Filecoin fixtures live outside the repository, in ../shared/fixtures (PSAGENT_FIXTURES overrides).
+  They are required: a missing fixture directory fails the tests that need it, it never skips them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+if os.environ.get("PSAGENT_REAL_CUDA") != "1":
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import pytest  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(os.environ.get("PSAGENT_FIXTURES", REPO.parent / "shared" / "fixtures")).resolve()
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.fail(f"Filecoin fixtures not found at {FIXTURES} (set PSAGENT_FIXTURES)")
+    return FIXTURES
