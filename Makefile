@@ -23,8 +23,13 @@ $(VENV)/.stamp-dev: pyproject.toml | $(PY)
 install: $(VENV)/.stamp-run
 install-dev: $(VENV)/.stamp-dev
 
+# Until the agent runtime lands, `psagent run` exits 3 ("not implemented yet"); the demo then shows the CLI
+# and says so instead of failing the make target. Any other non-zero exit still fails.
 run: $(VENV)/.stamp-run
-	$(VENV)/bin/psagent run --dry-run --max-proofs 1
+	@$(VENV)/bin/psagent run --dry-run --max-proofs 1; rc=$$?; \
+	if [ $$rc -eq 3 ]; then $(VENV)/bin/psagent --help; \
+	  echo "make run: the dry-run agent is not built yet (see the issue list); the CLI above is what exists."; exit 0; fi; \
+	exit $$rc
 
 # pytest exit code 5 means "no tests collected": that is a failure, not a pass.
 test: $(VENV)/.stamp-dev

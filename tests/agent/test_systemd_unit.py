@@ -1,0 +1,28 @@
+"""The unit file is part of the operator contract: notify readiness, watchdog, restart, hardening."""
+
+from __future__ import annotations
+
+import configparser
+from pathlib import Path
+
+UNIT = Path(__file__).resolve().parents[2] / "systemd" / "psagent.service"
+
+
+def load() -> configparser.ConfigParser:
+    cp = configparser.ConfigParser(strict=False, interpolation=None)
+    cp.optionxform = str  # type: ignore[assignment,method-assign]
+    cp.read_string(UNIT.read_text())
+    return cp
+
+
+def test_service_contract() -> None:
+    svc = load()["Service"]
+    assert svc["Type"] == "notify"
+    assert svc["Restart"] == "on-failure"
+    assert int(svc["WatchdogSec"].rstrip("s")) > 0
+    assert svc["ExecStart"].startswith("/usr/local/bin/psagent run --config ")
+    assert svc["StateDirectory"] == "psagent"
+    for key in ("NoNewPrivileges", "ProtectHome", "PrivateTmp", "RestrictSUIDSGID"):
+        assert svc[key] == "yes", key
+    assert svc["ProtectSystem"] == "strict"
+    assert load()["Install"]["WantedBy"] == "multi-user.target"
