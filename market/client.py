@@ -1,0 +1,343 @@
+"""The provider side of the ProofShare market API, as one async client (Curio ``lib/proofsvc/provictl.go``).
+
+Layers, outermost first:
+    public calls         create_ask / poll / fetch_request / complete / withdraw: paths, signatures, models
+    _retrying            poll, fetch and complete only: exponential backoff 1 s → 60 s within a time budget
+    _exchange            one HTTP exchange: streams the body under a size cap, maps statuses to errors
+    _http_errors         the single place where httpx exceptions become market errors
+    httpx.AsyncClient    pooling and timeouts; injected for tests (``respx`` / ``httpx.MockTransport``)
+
+Behaviour that matters to the market:
+* create_ask never retries: a 429 raises TooManyRequests at once, so the caller's loop keeps polling and sees
+  work matched to its existing asks (the Curio bug this fixes blocked there);
+* complete signs every attempt afresh (the market rejects reused nonces and signatures older than 60 s), and
+  a 410 raises WorkGone without another try: the work was reassigned;
+* request data is streamed under ``max_request_bytes`` and its sha2-256 checked against the request CID
+  before anything parses it.
+Unlike Curio, which retries every failure, statuses that describe the request rather than the server
+(4xx other than 408/425/429) fail at once with their status and body: repeating them cannot help.
+
+Time is injected (``clock`` for signature nonces, ``monotonic`` for the retry budget, ``sleep`` for
+backoff) so tests run without waiting. Everything awaits through anyio-neutral calls, so asyncio and trio
+both work.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TypeVar
+
+import anyio
+import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
+
+from market.cid import RequestCid
+from market.errors import (
+    ContentMismatch,
+    ProtocolError,
+    Rejected,
+    ResponseTooLarge,
+    TooManyRequests,
+    TransportError,
+    WorkGone,
+)
+from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
+from market.proofdata import ProofData
+from market.signing import DST_WORK_ASK, DST_WORK_COMPLETE, DST_WORK_WITHDRAW, Signer, sign_request
+
+__all__ = ["MAINNET_URL", "MarketClient", "RetryPolicy"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAINNET_URL = "https://mainnet.snass.fsp.sh/v0/proofs"
+PRICE_RESOLUTION_ATTOFIL = 10**9  # the market prices in whole nanoFIL (common.PriceResolution)
+MAX_PRICE_ATTOFIL = ATTO_PER_FIL  # common.MaxPrice = 1 FIL
+DEFAULT_MAX_REQUEST_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # JSON answers (poll, ask, reward) are small
+ERROR_BODY_BYTES = 64 * 1024  # how much of an error body is kept for the message
+USER_AGENT = "psagent/0.1 (ProofShare provider)"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Backoff for poll / fetch / complete: ``initial_s`` doubling up to ``max_s``, for at most ``budget_s``.
+
+    The defaults are Curio's (1 s → 60 s, 30 minutes). A retry whose wait would end past the budget is not
+    made; the last error is raised instead.
+    """
+
+    initial_s: float = 1.0
+    max_s: float = 60.0
+    budget_s: float = 30 * 60.0
+
+    def wait_before(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based); a Retry-After is honoured."""
+        wait = min(self.max_s, self.initial_s * 2.0 ** min(attempt - 1, 60))
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_s))
+        return wait
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    status: int
+    body: bytes
+    retry_after: float | None
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    value = headers.get("retry-after")
+    if value is None or not value.strip().isdigit():
+        return None  # the HTTP-date form is not worth a clock comparison here
+    return float(value.strip())
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, TransportError):
+        return True
+    return isinstance(exc, Rejected) and exc.retryable
+
+
+@contextmanager
+def _http_errors(method: str, url: str) -> Iterator[None]:
+    """Translate httpx's exceptions into ours, most specific first; the original is chained."""
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise TransportError(f"{method} {url}: timed out ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        raise TransportError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+    except httpx.RequestError as exc:  # DecodingError, TooManyRedirects: the answer itself is unusable
+        raise ProtocolError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
+
+
+class MarketClient:
+    """An async client of the ProofShare provider API, signing as ``signer`` (an f1 wallet).
+
+    ``http``: an ``httpx.AsyncClient`` to use (the caller keeps ownership); if omitted the client builds a
+    pooled one with ``timeout_s`` and closes it in ``aclose``. Use as ``async with MarketClient(…) as m:``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        signer: Signer,
+        *,
+        network: str = "f",
+        http: httpx.AsyncClient | None = None,
+        timeout_s: float = 30.0,
+        retry: RetryPolicy | None = None,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        nonce_source: Callable[[], int] = lambda: secrets.randbits(64),
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"market URL must be http(s)://…, got {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.signer = signer
+        self.wallet = signer.address.encode(network)  # the {wallet} path segment, e.g. f1…
+        self.retry = retry or RetryPolicy()
+        self.max_request_bytes = max_request_bytes
+        self.max_response_bytes = max_response_bytes
+        self._clock = clock
+        self._monotonic = monotonic
+        self._sleep = sleep
+        self._nonce = nonce_source
+        self._owns_http = http is None
+        self._http = http or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout_s),
+            limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=False,
+        )
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self._owns_http:
+                await self._http.aclose()
+
+    async def __aenter__(self) -> MarketClient:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- the API -----------------------------------------------------------------------------------------
+
+    async def create_ask(self, price_attofil: int) -> WorkAsk:
+        """Offer to prove one request at ``price_attofil``; raises TooManyRequests on 429, never retries."""
+        if isinstance(price_attofil, bool) or not isinstance(price_attofil, int):
+            raise TypeError("price_attofil must be an int")
+        if not 0 < price_attofil <= MAX_PRICE_ATTOFIL or price_attofil % PRICE_RESOLUTION_ATTOFIL:
+            raise ValueError("the price must be a whole number of nanoFIL in (0, 1 FIL]")
+        price = str(price_attofil)
+        url = f"{self.base_url}/provider/work/ask/{self.wallet}"
+        params = {"price": price, "signature": self._sign(DST_WORK_ASK, price)}
+        answer = await self._exchange("POST", url, params=params, limit=self.max_response_bytes)
+        if answer.status == 429:
+            body = _text(answer.body)
+            log.info("create ask rate-limited (429): %s", body)
+            raise TooManyRequests(body)
+        self._expect_ok("POST", url, answer)
+        return WorkAsk.from_json(answer.body)
+
+    async def poll(self) -> WorkResponse:
+        """Requests assigned to us and our active asks; transient failures are retried within the budget."""
+        url = f"{self.base_url}/provider/work/poll/{self.wallet}"
+
+        async def attempt() -> WorkResponse:
+            answer = await self._exchange("GET", url, limit=self.max_response_bytes)
+            self._expect_ok("GET", url, answer)
+            return WorkResponse.from_json(answer.body)
+
+        return await self._retrying("poll", attempt)
+
+    async def fetch_request_bytes(self, request_cid: str | RequestCid) -> bytes:
+        """The exact request bytes, checked against the CID and the size cap; retried if transient."""
+        cid = request_cid if isinstance(request_cid, RequestCid) else RequestCid.parse(request_cid)
+        url = f"{self.base_url}/provider/proof/{cid}"
+
+        async def attempt() -> bytes:
+            answer = await self._exchange("GET", url, limit=self.max_request_bytes)
+            self._expect_ok("GET", url, answer)
+            if not cid.matches(answer.body):
+                raise ContentMismatch(str(cid), RequestCid.of(answer.body).digest)
+            return answer.body
+
+        return await self._retrying("fetch request", attempt)
+
+    async def fetch_request(self, request_cid: str | RequestCid) -> ProofData:
+        """Download, verify and parse one request's ProofData."""
+        return ProofData.parse(await self.fetch_request_bytes(request_cid))
+
+    async def complete(self, request_cid: str | RequestCid, proof: bytes) -> ProofReward:
+        """Submit a proof; returns the reward voucher. Raises WorkGone on 410 (drop the work, no retry)."""
+        rcid = str(request_cid if isinstance(request_cid, RequestCid) else RequestCid.parse(request_cid))
+        url = f"{self.base_url}/provider/work/complete/{self.wallet}/{rcid}"
+
+        async def attempt() -> ProofReward:
+            params = {"signature": self._sign(DST_WORK_COMPLETE, rcid)}  # fresh nonces on every try
+            answer = await self._exchange(
+                "POST", url, params=params, content=proof, limit=self.max_response_bytes
+            )
+            if answer.status == 410:
+                body = _text(answer.body)
+                log.info("work %s is gone (410): %s", rcid, body)
+                raise WorkGone(rcid, body)
+            self._expect_ok("POST", url, answer)
+            return ProofReward.from_json(answer.body)
+
+        return await self._retrying("complete", attempt)
+
+    async def withdraw(self, ask_id: int) -> None:
+        """Withdraw an active ask (costs one challenge proof on the market). One attempt, like Curio."""
+        if isinstance(ask_id, bool) or not isinstance(ask_id, int):
+            raise TypeError("ask_id must be an int")
+        url = f"{self.base_url}/provider/work/withdraw/{ask_id}"
+        params = {"provider-id": self.wallet, "signature": self._sign(DST_WORK_WITHDRAW, str(ask_id))}
+        answer = await self._exchange("POST", url, params=params, limit=self.max_response_bytes)
+        self._expect_ok("POST", url, answer)
+
+    # -- layers ------------------------------------------------------------------------------------------
+
+    def _sign(self, dst: str, payload: str) -> str:
+        return sign_request(self.signer, dst, payload, nonce_time=int(self._clock()), nonce_id=self._nonce())
+
+    @staticmethod
+    def _expect_ok(method: str, url: str, answer: _Answer) -> None:
+        if answer.status != 200:
+            raise Rejected(method, url, answer.status, _text(answer.body), answer.retry_after)
+
+    async def _retrying(self, op: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        policy = self.retry
+        deadline = self._monotonic() + policy.budget_s
+
+        def wait(rs: RetryCallState) -> float:
+            exc = rs.outcome.exception() if rs.outcome else None
+            return policy.wait_before(rs.attempt_number, getattr(exc, "retry_after", None))
+
+        def stop(rs: RetryCallState) -> bool:
+            over = self._monotonic() + rs.upcoming_sleep > deadline
+            if over:
+                log.warning(
+                    "market %s: giving up after %d attempts (retry budget %.0f s)",
+                    op,
+                    rs.attempt_number,
+                    policy.budget_s,
+                )
+            return over
+
+        def before_sleep(rs: RetryCallState) -> None:
+            exc = rs.outcome.exception() if rs.outcome else None
+            log.warning(
+                "market %s failed (attempt %d): %s; retrying in %.1f s",
+                op,
+                rs.attempt_number,
+                exc,
+                rs.upcoming_sleep,
+            )
+
+        retrying = AsyncRetrying(
+            sleep=self._sleep,
+            wait=wait,
+            stop=stop,
+            retry=retry_if_exception(_is_transient),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        return await retrying(attempt)
+
+    async def _exchange(
+        self,
+        method: str,
+        url: str,
+        *,
+        limit: int,
+        params: dict[str, str] | None = None,
+        content: bytes | None = None,
+    ) -> _Answer:
+        """One request; the body is read in full for 200 (up to ``limit``) and in part otherwise."""
+        if self._closed:
+            raise RuntimeError("MarketClient is closed")
+        with _http_errors(method, url):
+            async with self._http.stream(method, url, params=params, content=content) as resp:
+                if resp.status_code != 200:
+                    body = await _read_capped(resp, ERROR_BODY_BYTES, url, truncate=True)
+                    return _Answer(resp.status_code, body, _retry_after(resp.headers))
+                declared = resp.headers.get("content-length")
+                encoded = resp.headers.get("content-encoding", "identity").lower() != "identity"
+                if declared is not None and declared.isdigit() and int(declared) > limit and not encoded:
+                    raise ResponseTooLarge(limit, url)
+                return _Answer(200, await _read_capped(resp, limit, url), None)
+
+
+async def _read_capped(resp: httpx.Response, limit: int, url: str, *, truncate: bool = False) -> bytes:
+    """Read the (decoded) body, stopping past ``limit``: error bodies are cut, data bodies refused."""
+    buf = bytearray()
+    async for chunk in resp.aiter_bytes():
+        buf += chunk
+        if len(buf) > limit:
+            if truncate:
+                return bytes(buf[:limit])
+            raise ResponseTooLarge(limit, url)
+    return bytes(buf)
+
+
+def _text(body: bytes) -> str:
+    return body.decode("utf-8", errors="replace").strip()

@@ -1,0 +1,111 @@
+"""Every error the market package raises, in one place.
+
+    MarketError                      base of everything below
+    ├── TransportError               no usable HTTP answer: connect/read/write failure or timeout (retryable)
+    ├── ProtocolError                the market answered, but with something we must not use
+    │   ├── ResponseTooLarge         the body is over the configured cap (checked while streaming)
+    │   └── ContentMismatch          request data whose sha2-256 differs from its request CID
+    ├── TooManyRequests              429 on create_ask: the sentinel; back off in the caller, never inside
+    ├── WorkGone                     410 on complete: the work was reassigned; drop it, do not retry
+    ├── Rejected(status, body)       any other unexpected status; ``retryable`` for 5xx / 408 / 429
+    └── WalletError                  keys, key files, addresses and signatures
+        ├── InvalidAddress           an address string or byte form that does not parse (also a ValueError)
+        └── KeyFileError             a key file that is missing, malformed, or readable by others
+
+httpx exceptions become TransportError in exactly one place (``market.client._http_errors``), chained with
+``raise … from exc`` so the original stays in the traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ContentMismatch",
+    "InvalidAddress",
+    "KeyFileError",
+    "MarketError",
+    "ProtocolError",
+    "Rejected",
+    "ResponseTooLarge",
+    "TooManyRequests",
+    "TransportError",
+    "WalletError",
+    "WorkGone",
+]
+
+# Statuses worth another try: the server or a proxy was busy or broken, not the request.
+_RETRYABLE_STATUSES = frozenset({408, 425, 429})
+
+
+class MarketError(Exception):
+    """Base class of every error raised by the market package."""
+
+
+class TransportError(MarketError):
+    """The request got no usable HTTP response (network failure or timeout); safe to retry."""
+
+
+class ProtocolError(MarketError):
+    """The market's response does not follow the protocol (bad JSON, wrong types, wrong shape)."""
+
+
+class ResponseTooLarge(ProtocolError):
+    """A response body exceeded the size cap; the rest of the body was not read."""
+
+    def __init__(self, limit: int, url: str) -> None:
+        super().__init__(f"response from {url} exceeds the {limit}-byte limit")
+        self.limit = limit
+
+
+class ContentMismatch(ProtocolError):
+    """Downloaded request data does not hash to the CID it was requested under."""
+
+    def __init__(self, request_cid: str, got_sha256: bytes) -> None:
+        super().__init__(f"request data does not match {request_cid}: its sha2-256 is {got_sha256.hex()}")
+        self.request_cid = request_cid
+
+
+class TooManyRequests(MarketError):
+    """The market rate-limited ask creation (HTTP 429); the caller backs off and keeps polling."""
+
+    def __init__(self, body: str = "") -> None:
+        super().__init__(f"too many requests (429){': ' + body if body else ''}")
+        self.body = body
+
+
+class WorkGone(MarketError):
+    """The market answered 410 Gone to a proof submission: the work was reassigned, drop it."""
+
+    def __init__(self, request_cid: str, body: str = "") -> None:
+        super().__init__(f"work {request_cid} is gone (410){': ' + body if body else ''}")
+        self.request_cid = request_cid
+        self.body = body
+
+
+class Rejected(MarketError):
+    """The market answered with an unexpected status; ``status`` and ``body`` say what it said."""
+
+    def __init__(
+        self, method: str, url: str, status: int, body: str, retry_after: float | None = None
+    ) -> None:
+        shown = body if len(body) <= 500 else body[:500] + "…"
+        super().__init__(f"{method} {url} → {status}: {shown}" if shown else f"{method} {url} → {status}")
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        """True for statuses that describe the server's state rather than the request (5xx, 408, 425, 429)."""
+        return self.status >= 500 or self.status in _RETRYABLE_STATUSES
+
+
+class WalletError(MarketError):
+    """A wallet problem: key material, key file, address or signature."""
+
+
+class InvalidAddress(WalletError, ValueError):
+    """A Filecoin address that does not parse; the message says why (length, network, protocol, checksum)."""
+
+
+class KeyFileError(WalletError):
+    """A key file that cannot be used: missing, malformed, of an unsupported type, or readable by others."""

@@ -1,0 +1,259 @@
+"""ProofData: the content-addressed request a provider downloads, parsed without losing a byte.
+
+Curio's ``common.ProofData`` has no JSON tags, so its keys are the Go field names:
+
+    {"SectorID": {"Miner": uint64, "Number": uint64} | null,
+     "PoRep":    Commit1OutRaw | null,     # the C1 output as Curio re-marshals it (porep.md §1.10)
+     "Snap":     {"ProofType": int, "old_r": [32], "new_r": [32], "new_d": [32], "Proofs": [base64…]} | null}
+
+The request CID is the sha2-256 of these exact bytes, so ``ProofData.raw`` keeps them, and the PoRep member
+is handed on as its own exact byte span (``PoRepC1.raw``) for porep's byte-exact C1 model.
+
+Stricter than Go, on purpose: SectorID is required and exactly one of PoRep / Snap must be set (Curio would
+prove the PoRep if both were); duplicate top-level keys and keys that differ from a field name only in case
+(Go would match those case-insensitively) are refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from market.errors import ProtocolError
+
+__all__ = ["PoRepC1", "ProofData", "SectorID", "Snap"]
+
+_UINT64_MAX = 2**64 - 1
+_INT64 = (-(2**63), 2**63 - 1)
+_WS = re.compile(r"[ \t\n\r]*")
+_FIELDS = ("SectorID", "PoRep", "Snap")
+
+
+def _no_constants(name: str) -> Any:
+    raise ProtocolError(f"ProofData: {name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)
+
+
+# -- the C1 seam -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PoRepC1:
+    """SEAM: the PoRep member (a C1 output) as received, until porep's typed C1 model takes its place.
+
+    ``raw`` is the member's exact bytes (key order and spacing as sent); ``obj`` the already-parsed JSON, so
+    nothing is parsed twice. Once ``porep`` offers its C1 model, ``ProofData.porep`` becomes that model,
+    built from ``raw``; callers that only use ``raw`` keep working.
+    """
+
+    raw: bytes
+    obj: dict[str, Any]
+
+    @property
+    def registered_proof(self) -> str:
+        value = self.obj.get("registered_proof")
+        if not isinstance(value, str):
+            raise ProtocolError("PoRep.registered_proof must be a string")
+        return value
+
+
+def _load_porep(raw: bytes, obj: Any) -> PoRepC1:
+    if not isinstance(obj, dict):
+        raise ProtocolError("ProofData.PoRep must be a JSON object (a C1 output)")
+    return PoRepC1(raw=raw, obj=obj)
+
+
+# -- SectorID and Snap -------------------------------------------------------------------------------------
+
+
+def _uint64(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _UINT64_MAX:
+        raise ProtocolError(f"{what} must be a uint64")
+    return value
+
+
+def _commitment(value: Any, what: str) -> bytes:
+    """A Go ``[32]byte`` in JSON: an array of 32 integers 0..255."""
+    if not isinstance(value, list) or len(value) != 32:
+        raise ProtocolError(f"{what} must be an array of 32 bytes")
+    if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in value):
+        raise ProtocolError(f"{what} must hold integers 0..255")
+    return bytes(value)
+
+
+@dataclass(frozen=True, slots=True)
+class SectorID:
+    """go-state-types ``abi.SectorID``."""
+
+    miner: int
+    number: int
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> SectorID:
+        if not isinstance(obj, dict) or set(obj) != {"Miner", "Number"}:
+            raise ProtocolError('ProofData.SectorID must be {"Miner": uint64, "Number": uint64}')
+        return cls(_uint64(obj["Miner"], "SectorID.Miner"), _uint64(obj["Number"], "SectorID.Number"))
+
+    def to_obj(self) -> dict[str, int]:
+        return {"Miner": self.miner, "Number": self.number}
+
+
+@dataclass(frozen=True, slots=True)
+class Snap:
+    """Curio ``proof.Snap``: a SnapDeals (sector update) request; ``proofs`` are opaque bincode."""
+
+    proof_type: int  # abi.RegisteredUpdateProof
+    old_r: bytes
+    new_r: bytes
+    new_d: bytes
+    proofs: tuple[bytes, ...]
+
+    @classmethod
+    def from_obj(cls, obj: Any) -> Snap:
+        if not isinstance(obj, dict):
+            raise ProtocolError("ProofData.Snap must be a JSON object")
+        missing = {"ProofType", "old_r", "new_r", "new_d", "Proofs"} - obj.keys()
+        if missing:
+            raise ProtocolError(f"ProofData.Snap lacks {sorted(missing)}")
+        pt = obj["ProofType"]
+        if isinstance(pt, bool) or not isinstance(pt, int) or not _INT64[0] <= pt <= _INT64[1]:
+            raise ProtocolError("Snap.ProofType must be an int64")
+        proofs = obj["Proofs"]
+        if proofs is not None and not isinstance(proofs, list):
+            raise ProtocolError("Snap.Proofs must be a list of base64 strings")
+        decoded = []
+        for i, p in enumerate(proofs or ()):
+            if p is None:
+                decoded.append(b"")
+                continue
+            if not isinstance(p, str):
+                raise ProtocolError(f"Snap.Proofs[{i}] must be a base64 string")
+            try:
+                decoded.append(base64.b64decode(p, validate=True))
+            except binascii.Error:
+                raise ProtocolError(f"Snap.Proofs[{i}] is not valid base64") from None
+        return cls(
+            proof_type=pt,
+            old_r=_commitment(obj["old_r"], "Snap.old_r"),
+            new_r=_commitment(obj["new_r"], "Snap.new_r"),
+            new_d=_commitment(obj["new_d"], "Snap.new_d"),
+            proofs=tuple(decoded),
+        )
+
+    def to_obj(self) -> dict[str, Any]:
+        """Go field order: ProofType, old_r, new_r, new_d, Proofs."""
+        return {
+            "ProofType": self.proof_type,
+            "old_r": list(self.old_r),
+            "new_r": list(self.new_r),
+            "new_d": list(self.new_d),
+            "Proofs": [base64.b64encode(p).decode() for p in self.proofs],
+        }
+
+
+# -- ProofData ---------------------------------------------------------------------------------------------
+
+
+def _top_level_members(text: str) -> dict[str, tuple[int, int, Any]]:
+    """Each top-level key → (start, end, value), with [start, end) the value's span in ``text``.
+
+    One pass of the C JSON scanner per member, so the (large) C1 is parsed once and its exact text is known.
+    """
+    i = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    if i >= len(text) or text[i] != "{":
+        raise ProtocolError("ProofData: expected a JSON object")
+    i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+    members: dict[str, tuple[int, int, Any]] = {}
+    if i < len(text) and text[i] == "}":
+        i += 1
+    else:
+        while True:
+            if i >= len(text) or text[i] != '"':
+                raise ProtocolError(f"ProofData: malformed JSON: expected a key at offset {i}")
+            key, i = _DECODER.raw_decode(text, i)
+            i = _WS.match(text, i).end()  # type: ignore[union-attr]
+            if i >= len(text) or text[i] != ":":
+                raise ProtocolError(f"ProofData: malformed JSON: expected ':' at offset {i}")
+            start = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+            try:
+                value, end = _DECODER.raw_decode(text, start)
+            except json.JSONDecodeError as exc:
+                raise ProtocolError(
+                    f"ProofData: malformed JSON in {key!r}: {exc.msg} at offset {exc.pos}"
+                ) from None
+            if key in members:
+                raise ProtocolError(f"ProofData: duplicate key {key!r}")
+            members[key] = (start, end, value)
+            i = _WS.match(text, end).end()  # type: ignore[union-attr]
+            if i < len(text) and text[i] == ",":
+                i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]
+                continue
+            if i < len(text) and text[i] == "}":
+                i += 1
+                break
+            raise ProtocolError(f"ProofData: malformed JSON: expected ',' or '}}' at offset {i}")
+    if _WS.match(text, i).end() != len(text):  # type: ignore[union-attr]
+        raise ProtocolError(f"ProofData: trailing data after the JSON object at offset {i}")
+    return members
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ProofData:
+    """A parsed request; ``raw`` is the exact downloaded bytes that the request CID names."""
+
+    raw: bytes
+    sector_id: SectorID
+    porep: PoRepC1 | None
+    snap: Snap | None
+
+    @classmethod
+    def parse(cls, raw: bytes) -> ProofData:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(f"ProofData is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        try:
+            members = _top_level_members(text)
+        except json.JSONDecodeError as exc:
+            raise ProtocolError(f"ProofData: malformed JSON: {exc.msg} at offset {exc.pos}") from None
+        for key in members:
+            if key not in _FIELDS and key.lower() in {f.lower() for f in _FIELDS}:
+                raise ProtocolError(f"ProofData: key {key!r} differs from a field name only in case")
+        sid = members.get("SectorID", (0, 0, None))[2]
+        if sid is None:
+            raise ProtocolError("ProofData.SectorID is required")
+        porep_m = members.get("PoRep", (0, 0, None))
+        snap_m = members.get("Snap", (0, 0, None))
+        if (porep_m[2] is None) == (snap_m[2] is None):
+            raise ProtocolError("ProofData must carry exactly one of PoRep and Snap")
+        porep = None
+        if porep_m[2] is not None:
+            start, end, obj = porep_m
+            porep = _load_porep(text[start:end].encode("utf-8"), obj)
+        snap = Snap.from_obj(snap_m[2]) if snap_m[2] is not None else None
+        return cls(raw=bytes(raw), sector_id=SectorID.from_obj(sid), porep=porep, snap=snap)
+
+    @staticmethod
+    def encode(sector_id: SectorID, *, porep: bytes | None = None, snap: Snap | None = None) -> bytes:
+        """Bytes as Go's ``json.Marshal(ProofData)`` writes them; ``porep`` is a C1 JSON embedded verbatim."""
+        if (porep is None) == (snap is None):
+            raise ValueError("give exactly one of porep and snap")
+        sid = json.dumps(sector_id.to_obj(), separators=(",", ":")).encode()
+        snap_b = b"null" if snap is None else json.dumps(snap.to_obj(), separators=(",", ":")).encode()
+        porep_b = b"null" if porep is None else porep.strip()
+        return b'{"SectorID":' + sid + b',"PoRep":' + porep_b + b',"Snap":' + snap_b + b"}"
+
+    @property
+    def kind(self) -> Literal["PoRep", "Snap"]:
+        return "PoRep" if self.porep is not None else "Snap"
+
+    @property
+    def deci_cost(self) -> int:
+        """Price units of ~130M constraints (Curio ``DeciCost``): PoRep 10, Snap 16."""
+        return 10 if self.porep is not None else 16
