@@ -40,28 +40,24 @@ def test_zondax_key_gives_the_published_address() -> None:
 
 def test_zondax_published_message_signature_is_reproduced() -> None:
     """Lotus signs a chain message's CID bytes; the secp256k1 step is the same one ProofShare uses."""
-    msg = {
-        "To": "t17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy",
-        "From": "t1d2xrzcslx7xlbbylc5c3d5lvandqw4iwl6epxba",
-        "Nonce": 1, "Value": 100000, "GasLimit": 25000, "GasFeeCap": 1, "GasPremium": 1, "Method": 0,
-    }  # fmt: skip
+    # signed_message.json "Message": To, From, Nonce 1, Value "100000", GasLimit 25000, GasFeeCap "1",
+    # GasPremium "1", Method 0, Params "".
+    to = parse_address("t17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy")
+    sender = parse_address("t1d2xrzcslx7xlbbylc5c3d5lvandqw4iwl6epxba")
 
     def bigint(n: int) -> bytes:  # go-state-types big.Int CBOR payload: sign byte + big-endian magnitude
         return b"" if n == 0 else b"\x00" + n.to_bytes((n.bit_length() + 7) // 8, "big")
 
     # lotus types.Message is a CBOR tuple: Version, To, From, Nonce, Value, GasLimit, GasFeeCap, GasPremium,
     # Method, Params.
-    unsigned = cbor2.dumps([
-        0, parse_address(msg["To"]).to_bytes(), parse_address(msg["From"]).to_bytes(), msg["Nonce"],
-        bigint(msg["Value"]), msg["GasLimit"], bigint(msg["GasFeeCap"]), bigint(msg["GasPremium"]),
-        msg["Method"], b"",
-    ])  # fmt: skip
+    fields = [0, to.to_bytes(), sender.to_bytes(), 1, bigint(100000), 25000, bigint(1), bigint(1), 0, b""]
+    unsigned = cbor2.dumps(fields)
     assert unsigned.hex().startswith("8a005501fd1d") and unsigned.hex().endswith("0040")
     # CIDv1, dag-cbor (0x71), blake2b-256 (0xb220, uvarint a0 e4 02), 32-byte digest
     cid = bytes([0x01, 0x71, 0xA0, 0xE4, 0x02, 0x20]) + hashlib.blake2b(unsigned, digest_size=32).digest()
     sig = zondax().sign(cid)
     assert base64.b64encode(sig).decode() == ZONDAX_SIGNATURE_B64
-    assert recover_address(cid, sig) == parse_address(msg["From"])
+    assert recover_address(cid, sig) == sender
 
 
 def test_our_signature_recovers_to_our_address_with_coincurve() -> None:
