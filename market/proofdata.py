@@ -38,6 +38,13 @@ def _no_constants(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
+_UNPARSED: Any = object()
+# Go's json.Marshal(ProofData) of a PoRep request: the C1 sits between these two, so its bytes can be cut out
+# without scanning it (the C1 parser then checks that the cut is exactly one complete document).
+_GO_PREFIX = re.compile(
+    rb'\{"SectorID":\{"Miner":(0|[1-9][0-9]{0,19}),"Number":(0|[1-9][0-9]{0,19})\},"PoRep":'
+)
+_GO_SUFFIX = b',"Snap":null}'
 
 
 # -- the C1 seam -------------------------------------------------------------------------------------------
@@ -63,7 +70,15 @@ class PoRepC1:
         return value
 
 
-def _load_porep(raw: bytes, obj: Any) -> PoRepC1:
+def _load_porep(raw: bytes, obj: Any = _UNPARSED) -> PoRepC1:
+    """The PoRep member from its exact bytes (``obj``: the parsed value, when the caller already has it)."""
+    if obj is _UNPARSED:
+        try:
+            obj, end = _DECODER.raw_decode(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ProtocolError(f"ProofData: malformed JSON in 'PoRep': {exc}") from None
+        if end != len(raw):
+            raise ProtocolError("ProofData: malformed JSON in 'PoRep': trailing data")
     if not isinstance(obj, dict):
         raise ProtocolError("ProofData.PoRep must be a JSON object (a C1 output)")
     return PoRepC1(raw=raw, obj=obj)
@@ -214,6 +229,14 @@ class ProofData:
 
     @classmethod
     def parse(cls, raw: bytes) -> ProofData:
+        raw = bytes(raw)
+        head = _GO_PREFIX.match(raw)
+        if head and raw.endswith(_GO_SUFFIX) and len(raw) > head.end() + len(_GO_SUFFIX):
+            miner, number = int(head[1]), int(head[2])
+            span = raw[head.end() : len(raw) - len(_GO_SUFFIX)]
+            if max(miner, number) <= _UINT64_MAX and span != b"null":
+                return cls(raw=raw, sector_id=SectorID(miner, number), porep=_load_porep(span), snap=None)
+        # Any other layout: walk the top-level object (this parses the members into Python objects).
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -237,7 +260,7 @@ class ProofData:
             start, end, obj = porep_m
             porep = _load_porep(text[start:end].encode("utf-8"), obj)
         snap = Snap.from_obj(snap_m[2]) if snap_m[2] is not None else None
-        return cls(raw=bytes(raw), sector_id=SectorID.from_obj(sid), porep=porep, snap=snap)
+        return cls(raw=raw, sector_id=SectorID.from_obj(sid), porep=porep, snap=snap)
 
     @staticmethod
     def encode(sector_id: SectorID, *, porep: bytes | None = None, snap: Snap | None = None) -> bytes:

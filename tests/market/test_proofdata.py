@@ -97,6 +97,12 @@ SID = {"Miner": 1, "Number": 2}
         (_doc(SectorID=SID, porep=C1), "only in case"),
         (b'{"SectorID":{"Miner":1,"Number":2},"PoRep":{},"PoRep":{}}', "duplicate key"),
         (b'{"SectorID":{"Miner":1,"Number":2},"PoRep":{"x":NaN}}', "NaN"),
+        # Go's layout, where the C1 is cut out between fixed prefix and suffix: the cut must be one document
+        (b'{"SectorID":{"Miner":1,"Number":2},"PoRep":{},"PoRep":{},"Snap":null}', "trailing data"),
+        (b'{"SectorID":{"Miner":1,"Number":2},"PoRep":{"x":1}},"Snap":null}', "trailing data"),
+        (b'{"SectorID":{"Miner":1,"Number":2},"PoRep":{"x":[1,2},"Snap":null}', "malformed JSON in 'PoRep'"),
+        (b'{"SectorID":{"Miner":1,"Number":2},"PoRep":null,"Snap":null}', "exactly one"),
+        (b'{"SectorID":{"Miner":18446744073709551616,"Number":2},"PoRep":{},"Snap":null}', "uint64"),
         (_doc(SectorID=SID, Snap={**SNAP.to_obj(), "old_r": [0] * 31}), "old_r"),
         (_doc(SectorID=SID, Snap={**SNAP.to_obj(), "new_d": [256] + [0] * 31}), "new_d"),
         (_doc(SectorID=SID, Snap={**SNAP.to_obj(), "Proofs": ["***"]}), r"Proofs\[0\]"),
