@@ -38,14 +38,14 @@ from market.signing import (
 from market.wallet import Wallet, read_key_file, recover_address, verify_signature, write_key_file
 
 __all__ = [
+    "Address",
+    "ContentMismatch",
     "DST_WORK_ASK",
     "DST_WORK_COMPLETE",
     "DST_WORK_WITHDRAW",
-    "MAINNET_URL",
-    "Address",
-    "ContentMismatch",
     "InvalidAddress",
     "KeyFileError",
+    "MAINNET_URL",
     "MarketClient",
     "MarketError",
     "PoRepC1",
