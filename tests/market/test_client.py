@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -432,3 +433,16 @@ async def test_owned_client_is_closed_and_borrowed_one_is_not(wallet: Wallet) ->
 async def test_ask_model_is_the_public_one(env: Env) -> None:
     env.router.post(ask_path(env)).respond(200, content=b'{"id": 5}')
     assert await env.client.create_ask(PRICE) == WorkAsk(5)
+
+
+async def test_cancellation_interrupts_a_backoff_wait(wallet: Wallet) -> None:
+    """A cancelled caller (a SIGTERM drain) is not held by a 10 s backoff: real anyio.sleep, 50 ms scope."""
+    router = respx.MockRouter(base_url=BASE, assert_all_mocked=True)
+    route = router.get(f"/provider/work/poll/{wallet.address}").respond(503)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler)) as http:
+        client = MarketClient(BASE, wallet, http=http, retry=RetryPolicy(initial_s=10))
+        start = time.perf_counter()
+        with anyio.move_on_after(0.05) as scope:
+            await client.poll()
+    assert scope.cancelled_caught and time.perf_counter() - start < 1.0
+    assert route.call_count == 1
