@@ -1,0 +1,94 @@
+"""The one place that knows how Numba's CPU target, its CUDA target and the CUDA simulator differ.
+
+* :func:`jitable` makes a plain Python function callable from ``@njit`` code (CPU overload), from
+  ``@cuda.jit`` kernels (CUDA overload compiled with ``forceinline=True``: gpu.md §4.5 measured +46 % on the
+  XYZZ madd kernel) and, unchanged, from the simulator, which runs kernels as Python. This is the single
+  source of truth for the field and curve arithmetic.
+* :func:`kernel` wraps ``cuda.jit`` and drops the options that the simulator rejects (``forceinline``,
+  ``launch_bounds``, ``max_registers``, ``lto``, ``lineinfo``; gpu.md §4.10).
+* :func:`umul64hi` is libdevice's ``mul.hi.u64`` on a GPU and a Python fallback in the simulator, which has
+  no libdevice (deps.md §5).
+
+Whether the simulator is on is decided by ``NUMBA_ENABLE_CUDASIM`` before numba is first imported, so it is
+a property of the process; :func:`simulator` reads it from numba's config each time it is asked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+from numba import config
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SIM_REJECTS = ("forceinline", "launch_bounds", "max_registers", "lto", "lineinfo")
+
+
+def simulator() -> bool:
+    """True when numba.cuda is the CUDA simulator (kernels run as Python on numpy scalars)."""
+    return bool(config.ENABLE_CUDASIM)
+
+
+def cache_enabled() -> bool:
+    """On-disk caching of compiled code, opt-in with PSAGENT_NUMBA_CACHE=1.
+
+    Off by default: Numba's cache is keyed on the caching function's own file only, so a kernel cached before
+    an edit of the field code it inlines would be reused stale (numba/numba#8888). The GPU suite turns it on
+    with a fresh NUMBA_CACHE_DIR.
+    """
+    return os.environ.get("PSAGENT_NUMBA_CACHE") == "1"
+
+
+def jitable(fn: F) -> F:
+    """Register ``fn`` for the CPU target and (unless simulated) the CUDA target with forced inlining.
+
+    Returns ``fn`` itself, so it stays callable from Python (the simulator relies on that).
+    """
+    from numba.core.extending import overload as cpu_overload
+
+    cpu_overload(fn, target="cpu", jit_options={"no_cpython_wrapper": True}, strict=False)(lambda *a: fn)
+    if not simulator():
+        from numba.cuda.extending import overload as cuda_overload
+
+        cuda_overload(fn, target="cuda", jit_options={"forceinline": True}, strict=False)(lambda *a: fn)
+    return fn
+
+
+def kernel(*args: Any, **options: Any) -> Any:
+    """``numba.cuda.jit`` for kernels, minus the options the simulator rejects; ``cache`` follows
+    :func:`cache_enabled` unless given."""
+    from numba import cuda
+
+    if simulator():
+        for key in _SIM_REJECTS:
+            options.pop(key, None)
+        options.pop("cache", None)
+    else:
+        options.setdefault("cache", cache_enabled())
+    if args and callable(args[0]) and len(args) == 1:
+        return cuda.jit(**options)(args[0])
+    return cuda.jit(*args, **options)
+
+
+def _umul64hi_py(a: Any, b: Any) -> np.uint64:
+    return np.uint64((int(a) * int(b)) >> 64)
+
+
+def _make_umul64hi() -> Callable[[Any, Any], Any]:
+    if simulator():
+        return _umul64hi_py
+    from numba import cuda, int64, uint64
+    from numba.cuda import libdevice
+
+    @cuda.jit(device=True, forceinline=True)
+    def umul64hi(a, b):  # type: ignore[no-untyped-def]
+        # libdevice types it int64: wrap the result (gpu.md §4.1, the int64 + uint64 promotion trap).
+        return uint64(libdevice.umul64hi(int64(a), int64(b)))
+
+    return umul64hi  # type: ignore[no-any-return]
+
+
+umul64hi = _make_umul64hi()
