@@ -1,0 +1,83 @@
+"""The C1 output (``SealCommitPhase1Output``): typed models, bulk arrays and a strict byte-exact JSON codec.
+
+Typical use::
+
+    from porep.c1 import SealCommitPhase1Output, C1FormatError, KeyOrder
+
+    c1 = SealCommitPhase1Output.from_json(raw)        # strict; C1FormatError names the JSON path
+    c1.registered_proof, c1.proof_type, c1.comm_r     # RegisteredSealProof, ProofType, 32 bytes
+    c1.vanilla_proofs[k][i].replica_column_proofs.c_x.column.rows
+    c1.arrays["col.rows"]                              # uint8[P, C, 15, L, 32], all challenges at once
+    assert c1.to_json() == raw                         # same bytes, same key order (Rust or Go)
+    c1.to_json(KeyOrder.GO)                            # or pick the order explicitly
+
+Policy on input that is not byte-exactly reproducible (whitespace, escapes, unknown, duplicate or
+reordered keys, leading zeros, floats, NaN): rejected, never normalised (see :mod:`porep.c1.codec`).
+Limits: ``max_bytes`` (default 128 MiB; raise it for NI-PoRep 32/64GiB C1s of ~0.5 GB), nesting depth 32,
+every array length fixed by the proof type, every integer < 2^32.
+"""
+
+from porep.c1.arrays import C1Arrays, MerkleArrays
+from porep.c1.codec import DEFAULT_MAX_BYTES, decode, detect, encode
+from porep.c1.errors import C1FormatError
+from porep.c1.layout import KeyOrder
+from porep.c1.models import (
+    Column,
+    ColumnProof,
+    Domain,
+    EncodingProof,
+    LabelingProof,
+    MerkleProof,
+    PathElement,
+    Proof,
+    ReplicaColumnProof,
+    SealCommitPhase1Output,
+    SingleProof,
+    SubProof,
+    TopProof,
+    domain_to_int,
+    domains_array,
+    int_to_domain,
+)
+
+
+def parse_c1(
+    data: bytes | bytearray | memoryview | str, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> SealCommitPhase1Output:
+    """Strictly parse a C1 JSON document (same as :meth:`SealCommitPhase1Output.from_json`)."""
+    return SealCommitPhase1Output.from_json(data, max_bytes=max_bytes)
+
+
+def dump_c1(c1: SealCommitPhase1Output, order: KeyOrder | str | None = None) -> bytes:
+    """Serialise a C1 (same as :meth:`SealCommitPhase1Output.to_json`)."""
+    return c1.to_json(order)
+
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "C1Arrays",
+    "C1FormatError",
+    "Column",
+    "ColumnProof",
+    "Domain",
+    "EncodingProof",
+    "KeyOrder",
+    "LabelingProof",
+    "MerkleArrays",
+    "MerkleProof",
+    "PathElement",
+    "Proof",
+    "ReplicaColumnProof",
+    "SealCommitPhase1Output",
+    "SingleProof",
+    "SubProof",
+    "TopProof",
+    "decode",
+    "detect",
+    "domain_to_int",
+    "domains_array",
+    "dump_c1",
+    "encode",
+    "int_to_domain",
+    "parse_c1",
+]
