@@ -24,7 +24,7 @@ from market.errors import (
     WorkGone,
 )
 from market.models import ProofReward, WorkAsk, WorkRequest, WorkResponse, format_attofil, parse_attofil
-from market.proofdata import PoRepC1, ProofData, SectorID, Snap
+from market.proofdata import ProofData, SectorID, Snap
 from market.signing import (
     DST_WORK_ASK,
     DST_WORK_COMPLETE,
@@ -48,7 +48,6 @@ __all__ = [
     "MAINNET_URL",
     "MarketClient",
     "MarketError",
-    "PoRepC1",
     "ProofData",
     "ProofReward",
     "Protocol",

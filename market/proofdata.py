@@ -7,7 +7,9 @@ Curio's ``common.ProofData`` has no JSON tags, so its keys are the Go field name
      "Snap":     {"ProofType": int, "old_r": [32], "new_r": [32], "new_d": [32], "Proofs": [base64…]} | null}
 
 The request CID is the sha2-256 of these exact bytes, so ``ProofData.raw`` keeps them, and the PoRep member
-is handed on as its own exact byte span (``PoRepC1.raw``) for porep's byte-exact C1 model.
+is parsed from its own exact byte span by porep's strict, byte-exact C1 model (``porep.c1``), so
+``porep.to_json() == porep_raw``. A Go-marshalled request (the only kind Curio's clients upload) is cut at
+fixed text around the C1 and never goes through ``json.loads``: for a 32GiB C1 that is ~40 MB of JSON.
 
 Stricter than Go, on purpose: SectorID is required and exactly one of PoRep / Snap must be set (Curio would
 prove the PoRep if both were); duplicate top-level keys and keys that differ from a field name only in case
@@ -24,8 +26,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from market.errors import ProtocolError
+from porep.c1 import DEFAULT_MAX_BYTES as C1_DEFAULT_MAX_BYTES
+from porep.c1 import C1FormatError, SealCommitPhase1Output, parse_c1
 
-__all__ = ["PoRepC1", "ProofData", "SectorID", "Snap"]
+__all__ = ["ProofData", "SectorID", "Snap"]
 
 _UINT64_MAX = 2**64 - 1
 _INT64 = (-(2**63), 2**63 - 1)
@@ -38,7 +42,6 @@ def _no_constants(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
-_UNPARSED: Any = object()
 # Go's json.Marshal(ProofData) of a PoRep request: the C1 sits between these two, so its bytes can be cut out
 # without scanning it (the C1 parser then checks that the cut is exactly one complete document).
 _GO_PREFIX = re.compile(
@@ -47,41 +50,15 @@ _GO_PREFIX = re.compile(
 _GO_SUFFIX = b',"Snap":null}'
 
 
-# -- the C1 seam -------------------------------------------------------------------------------------------
+# -- the C1 ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class PoRepC1:
-    """SEAM: the PoRep member (a C1 output) as received, until porep's typed C1 model takes its place.
-
-    ``raw`` is the member's exact bytes (key order and spacing as sent); ``obj`` the already-parsed JSON, so
-    nothing is parsed twice. Once ``porep`` offers its C1 model, ``ProofData.porep`` becomes that model,
-    built from ``raw``; callers that only use ``raw`` keep working.
-    """
-
-    raw: bytes
-    obj: dict[str, Any]
-
-    @property
-    def registered_proof(self) -> str:
-        value = self.obj.get("registered_proof")
-        if not isinstance(value, str):
-            raise ProtocolError("PoRep.registered_proof must be a string")
-        return value
-
-
-def _load_porep(raw: bytes, obj: Any = _UNPARSED) -> PoRepC1:
-    """The PoRep member from its exact bytes (``obj``: the parsed value, when the caller already has it)."""
-    if obj is _UNPARSED:
-        try:
-            obj, end = _DECODER.raw_decode(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ProtocolError(f"ProofData: malformed JSON in 'PoRep': {exc}") from None
-        if end != len(raw):
-            raise ProtocolError("ProofData: malformed JSON in 'PoRep': trailing data")
-    if not isinstance(obj, dict):
-        raise ProtocolError("ProofData.PoRep must be a JSON object (a C1 output)")
-    return PoRepC1(raw=raw, obj=obj)
+def _load_porep(raw: bytes) -> SealCommitPhase1Output:
+    """The PoRep member, strictly parsed from its exact bytes by porep's C1 codec."""
+    try:
+        return parse_c1(raw, max_bytes=max(len(raw), C1_DEFAULT_MAX_BYTES))  # the transport capped the size
+    except C1FormatError as exc:
+        raise ProtocolError(f"ProofData.PoRep is not a valid C1: {exc}") from exc
 
 
 # -- SectorID and Snap -------------------------------------------------------------------------------------
@@ -224,8 +201,14 @@ class ProofData:
 
     raw: bytes
     sector_id: SectorID
-    porep: PoRepC1 | None
+    porep: SealCommitPhase1Output | None
     snap: Snap | None
+    porep_span: tuple[int, int] | None = None  # where the C1 sits in ``raw``
+
+    @property
+    def porep_raw(self) -> bytes | None:
+        """The C1 exactly as it was sent (``porep.to_json()`` gives the same bytes)."""
+        return None if self.porep_span is None else self.raw[self.porep_span[0] : self.porep_span[1]]
 
     @classmethod
     def parse(cls, raw: bytes) -> ProofData:
@@ -233,9 +216,13 @@ class ProofData:
         head = _GO_PREFIX.match(raw)
         if head and raw.endswith(_GO_SUFFIX) and len(raw) > head.end() + len(_GO_SUFFIX):
             miner, number = int(head[1]), int(head[2])
-            span = raw[head.end() : len(raw) - len(_GO_SUFFIX)]
-            if max(miner, number) <= _UINT64_MAX and span != b"null":
-                return cls(raw=raw, sector_id=SectorID(miner, number), porep=_load_porep(span), snap=None)
+            span = (head.end(), len(raw) - len(_GO_SUFFIX))
+            if max(miner, number) <= _UINT64_MAX and raw[span[0] : span[1]] != b"null":
+                # The C1 parser accepts exactly one canonical document, so a wrong cut cannot pass.
+                porep = _load_porep(raw[span[0] : span[1]])
+                return cls(
+                    raw=raw, sector_id=SectorID(miner, number), porep=porep, snap=None, porep_span=span
+                )
         # Any other layout: walk the top-level object (this parses the members into Python objects).
         try:
             text = raw.decode("utf-8")
@@ -251,25 +238,39 @@ class ProofData:
         sid = members.get("SectorID", (0, 0, None))[2]
         if sid is None:
             raise ProtocolError("ProofData.SectorID is required")
+        sector_id = SectorID.from_obj(sid)
         porep_m = members.get("PoRep", (0, 0, None))
         snap_m = members.get("Snap", (0, 0, None))
         if (porep_m[2] is None) == (snap_m[2] is None):
             raise ProtocolError("ProofData must carry exactly one of PoRep and Snap")
-        porep = None
+        c1: SealCommitPhase1Output | None = None
+        c1_span: tuple[int, int] | None = None
         if porep_m[2] is not None:
-            start, end, obj = porep_m
-            porep = _load_porep(text[start:end].encode("utf-8"), obj)
+            if not isinstance(porep_m[2], dict):
+                raise ProtocolError("ProofData.PoRep must be a JSON object (a C1 output)")
+            # character offsets → byte offsets (they differ only if the text before holds non-ASCII)
+            start = len(text[: porep_m[0]].encode("utf-8"))
+            c1_span = (start, start + len(text[porep_m[0] : porep_m[1]].encode("utf-8")))
+            c1 = _load_porep(raw[c1_span[0] : c1_span[1]])
         snap = Snap.from_obj(snap_m[2]) if snap_m[2] is not None else None
-        return cls(raw=raw, sector_id=SectorID.from_obj(sid), porep=porep, snap=snap)
+        return cls(raw=raw, sector_id=sector_id, porep=c1, snap=snap, porep_span=c1_span)
 
     @staticmethod
-    def encode(sector_id: SectorID, *, porep: bytes | None = None, snap: Snap | None = None) -> bytes:
-        """Bytes as Go's ``json.Marshal(ProofData)`` writes them; ``porep`` is a C1 JSON embedded verbatim."""
+    def encode(
+        sector_id: SectorID, *, porep: SealCommitPhase1Output | bytes | None = None, snap: Snap | None = None
+    ) -> bytes:
+        """Bytes as Go's ``json.Marshal(ProofData)`` writes them; C1 bytes are embedded verbatim.
+
+        A model is written with ``to_json()``, i.e. in the key order it was parsed in; Curio re-marshals C1s
+        in Go order, so ``porep.to_json(KeyOrder.GO)`` bytes reproduce what its clients upload.
+        """
         if (porep is None) == (snap is None):
             raise ValueError("give exactly one of porep and snap")
         sid = json.dumps(sector_id.to_obj(), separators=(",", ":")).encode()
         snap_b = b"null" if snap is None else json.dumps(snap.to_obj(), separators=(",", ":")).encode()
-        porep_b = b"null" if porep is None else porep.strip()
+        if isinstance(porep, SealCommitPhase1Output):
+            porep = porep.to_json()
+        porep_b = b"null" if porep is None else porep
         return b'{"SectorID":' + sid + b',"PoRep":' + porep_b + b',"Snap":' + snap_b + b"}"
 
     @property

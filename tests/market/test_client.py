@@ -31,13 +31,16 @@ from market.models import WorkAsk
 from market.proofdata import ProofData, SectorID
 from market.signing import DST_WORK_ASK, DST_WORK_COMPLETE, DST_WORK_WITHDRAW, verify_request
 from market.wallet import Wallet
+from porep.c1 import KeyOrder
+from porep.c1_synth import synth_c1_json
 
 pytestmark = pytest.mark.anyio
 
 BASE = "https://market.test/v0/proofs"
 NOW = 1_767_225_600.0
 PRICE = 5_000_000_000_000_000  # 0.005 FIL
-C1 = b'{"comm_d":[1],"registered_proof":"StackedDrg2KiBV1_1","vanilla_proofs":{}}'
+MAX_REQUEST = 256 * 1024
+C1 = synth_c1_json("StackedDrg2KiBV1_1", order=KeyOrder.GO)  # ~100 kB
 DATA = ProofData.encode(SectorID(1000, 1), porep=C1)
 CID = str(RequestCid.of(DATA))
 REWARD = {"status": "ok", "pow": False, "nonce": 3, "amount": "5000000000000000",
@@ -88,7 +91,7 @@ async def env(wallet: Wallet) -> AsyncIterator[Env]:
             wallet,
             http=http,
             retry=RetryPolicy(initial_s=1, max_s=60, budget_s=1800),
-            max_request_bytes=4096,
+            max_request_bytes=MAX_REQUEST,
             clock=fake.clock,
             monotonic=fake.monotonic,
             sleep=fake.sleep,
@@ -286,7 +289,7 @@ async def test_fetch_request_checks_the_cid_and_parses(env: Env) -> None:
     route = env.router.get(f"/provider/proof/{CID}").respond(200, content=DATA)
     pd = await env.client.fetch_request(CID)
     assert pd.raw == DATA and pd.sector_id == SectorID(1000, 1)
-    assert pd.porep is not None and pd.porep.raw == C1
+    assert pd.porep is not None and pd.porep_raw == C1 == pd.porep.to_json()
     assert route.call_count == 1
 
 
@@ -298,9 +301,9 @@ async def test_fetch_hash_mismatch_is_rejected(env: Env) -> None:
 
 
 async def test_fetch_oversize_declared_body_is_rejected(env: Env) -> None:
-    big = b"{" + b" " * 5000 + b"}"
+    big = b"{" + b" " * MAX_REQUEST + b"}"
     env.router.get(f"/provider/proof/{RequestCid.of(big)}").respond(200, content=big)
-    with pytest.raises(ResponseTooLarge, match="4096-byte limit"):
+    with pytest.raises(ResponseTooLarge, match=f"{MAX_REQUEST}-byte limit"):
         await env.client.fetch_request_bytes(RequestCid.of(big))
 
 
@@ -308,7 +311,7 @@ async def test_fetch_oversize_streamed_body_stops_early(env: Env) -> None:
     produced: list[int] = []
 
     async def endless() -> AsyncIterator[bytes]:
-        for i in range(1000):
+        for i in range(10_000):
             produced.append(i)
             yield b"x" * 1024
 
@@ -316,7 +319,7 @@ async def test_fetch_oversize_streamed_body_stops_early(env: Env) -> None:
     route.mock(side_effect=lambda _: httpx.Response(200, content=endless()))
     with pytest.raises(ResponseTooLarge):
         await env.client.fetch_request(CID)
-    assert len(produced) < 10  # stopped at the cap, not after reading everything
+    assert len(produced) <= MAX_REQUEST // 1024 + 2  # stopped at the cap, not after reading everything
 
 
 async def test_fetch_5xx_retried_then_success(env: Env) -> None:
