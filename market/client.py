@@ -28,7 +28,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TypeVar
@@ -330,12 +330,14 @@ class MarketClient:
 async def _read_capped(resp: httpx.Response, limit: int, url: str, *, truncate: bool = False) -> bytes:
     """Read the (decoded) body, stopping past ``limit``: error bodies are cut, data bodies refused."""
     buf = bytearray()
-    async for chunk in resp.aiter_bytes():
-        buf += chunk
-        if len(buf) > limit:
-            if truncate:
-                return bytes(buf[:limit])
-            raise ResponseTooLarge(limit, url)
+    # aclosing: leaving the loop early must finalise the generator now (trio warns about GC finalisation).
+    async with aclosing(resp.aiter_bytes()) as chunks:
+        async for chunk in chunks:
+            buf += chunk
+            if len(buf) > limit:
+                if truncate:
+                    return bytes(buf[:limit])
+                raise ResponseTooLarge(limit, url)
     return bytes(buf)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    """anyio's pytest plugin runs ``@pytest.mark.anyio`` tests on this backend (trio is not installed)."""
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """anyio's pytest plugin runs each ``@pytest.mark.anyio`` test on both backends."""
+    return str(request.param)
