@@ -27,11 +27,11 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import anyio
 import httpx
@@ -331,7 +331,7 @@ async def _read_capped(resp: httpx.Response, limit: int, url: str, *, truncate: 
     """Read the (decoded) body, stopping past ``limit``: error bodies are cut, data bodies refused."""
     buf = bytearray()
     # aclosing: leaving the loop early must finalise the generator now (trio warns about GC finalisation).
-    async with aclosing(resp.aiter_bytes()) as chunks:
+    async with aclosing(cast(AsyncGenerator[bytes, None], resp.aiter_bytes())) as chunks:
         async for chunk in chunks:
             buf += chunk
             if len(buf) > limit:
