@@ -6,6 +6,7 @@ advance a fake clock.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -161,6 +162,16 @@ async def test_ask_other_errors_fail_fast_with_status_and_body(env: Env) -> None
     assert route.call_count == 1 and env.time.sleeps == []  # asks are never retried inside the call
 
 
+async def test_ask_and_withdraw_transport_errors_are_not_retried(env: Env) -> None:
+    ask = env.router.post(ask_path(env)).mock(side_effect=httpx.ConnectError("refused"))
+    withdraw = env.router.post("/provider/work/withdraw/7").mock(side_effect=httpx.WriteTimeout("slow"))
+    with pytest.raises(TransportError, match="refused"):
+        await env.client.create_ask(PRICE)
+    with pytest.raises(TransportError, match="timed out"):
+        await env.client.withdraw(7)
+    assert ask.call_count == withdraw.call_count == 1 and env.time.sleeps == []
+
+
 async def test_ask_malformed_json_is_a_clear_protocol_error(env: Env) -> None:
     env.router.post(ask_path(env)).respond(200, text='{"id": 4')
     with pytest.raises(ProtocolError, match="WorkAsk: malformed JSON"):
@@ -308,10 +319,12 @@ async def test_fetch_oversize_declared_body_is_rejected(env: Env) -> None:
 
 
 # Under trio, stopping a body stream early leaves httpx's own nested async generators (Response.aiter_raw,
-# BoundAsyncStream.__aiter__) to the GC finaliser, which warns; a known httpx issue (encode/httpx#3686, fix
-# proposed in #3777). The response itself is closed by the client; only that warning is ignored here.
+# BoundAsyncStream.__aiter__, the mock's AsyncIteratorByteStream.__aiter__) to the GC finaliser, which
+# warns: a known httpx issue (encode/httpx#3686, fix proposed in #3777). The response itself is closed by
+# the client; only that warning is ignored here.
 @pytest.mark.filterwarnings(
-    r"ignore:Exception ignored in. <async_generator object (Response\.aiter_raw|BoundAsyncStream\.__aiter__)"
+    r"ignore:Exception ignored in. <async_generator object "
+    r"(Response\.aiter_raw|BoundAsyncStream\.__aiter__|AsyncIteratorByteStream\.__aiter__)"
     ":pytest.PytestUnraisableExceptionWarning"
 )
 async def test_fetch_oversize_streamed_body_stops_early(env: Env) -> None:
@@ -327,6 +340,7 @@ async def test_fetch_oversize_streamed_body_stops_early(env: Env) -> None:
     with pytest.raises(ResponseTooLarge):
         await env.client.fetch_request(CID)
     assert len(produced) <= MAX_REQUEST // 1024 + 2  # stopped at the cap, not after reading everything
+    gc.collect()  # finalise the abandoned generators here, inside this test's warning filter
 
 
 async def test_fetch_5xx_retried_then_success(env: Env) -> None:
