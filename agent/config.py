@@ -36,13 +36,13 @@ class MarketConfig(_Section):
     wallet: str | None = None
     key_file: Path | None = None
     price_fil: str = "0.005"
-    low_water: int = Field(5, ge=0)
-    high_water: int = Field(8, ge=1)
-    poll_interval_s: float = Field(3.0, gt=0)
-    backoff_max_s: float = Field(120.0, gt=0)
-    request_timeout_s: float = Field(30.0, gt=0)
-    retry_budget_s: float = Field(1800.0, gt=0)
-    max_request_bytes: int = Field(256 * 1024 * 1024, gt=0)
+    low_water: int = Field(default=5, ge=0)
+    high_water: int = Field(default=8, ge=1)
+    poll_interval_s: float = Field(default=3.0, gt=0)
+    backoff_max_s: float = Field(default=120.0, gt=0)
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    retry_budget_s: float = Field(default=1800.0, gt=0)
+    max_request_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
 
     @field_validator("url")
     @classmethod
@@ -79,8 +79,8 @@ class MarketConfig(_Section):
 class ProverConfig(_Section):
     backend: Literal["auto", "cuda", "cpu"] = "auto"
     devices: list[int] | Literal["all"] = "all"
-    partition_workers: int = Field(1, ge=1)
-    memory_budget_gib: float = Field(0.0, ge=0)  # 0 = size from the device
+    partition_workers: int = Field(default=1, ge=1)
+    memory_budget_gib: float = Field(default=0.0, ge=0)  # 0 = size from the device
     params_dir: Path = Path("/var/lib/psagent/params")
     verify_before_submit: bool = True
 
@@ -111,8 +111,8 @@ class MetricsConfig(_Section):
 
 
 class RetentionConfig(_Section):
-    submitted_days: float = Field(2.0, gt=0)
-    failed_days: float = Field(7.0, gt=0)
+    submitted_days: float = Field(default=2.0, gt=0)
+    failed_days: float = Field(default=7.0, gt=0)
     discard_inputs: bool = True  # terms of service 6.3: inputs are discarded right after the work
 
 
@@ -128,12 +128,12 @@ class Settings(BaseSettings):
         env_prefix="PSAGENT_", env_nested_delimiter="__", extra="forbid", frozen=True
     )
 
-    market: MarketConfig = MarketConfig()
-    prover: ProverConfig = ProverConfig()
-    store: StoreConfig = StoreConfig()
-    metrics: MetricsConfig = MetricsConfig()
-    retention: RetentionConfig = RetentionConfig()
-    logging: LoggingConfig = LoggingConfig()
+    market: MarketConfig = Field(default_factory=MarketConfig)
+    prover: ProverConfig = Field(default_factory=ProverConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     @classmethod
     def settings_customise_sources(
