@@ -411,11 +411,14 @@ class Layout:
 
 
 @lru_cache(maxsize=4)
-def _layout_cached(proof_id: int, order: KeyOrder) -> Layout:
-    return Layout(proof_type(proof_id), order)
+def _layout_cached(pt: ProofType, order: KeyOrder) -> Layout:
+    return Layout(pt, order)
 
 
-def layout_for(pt: ProofType | int | str, order: KeyOrder) -> Layout:
-    """The (cached) layout of a proof type in one key order."""
+def layout_for(pt: ProofType | int | str, order: KeyOrder | str) -> Layout:
+    """The (cached) layout of a proof type in one key order.
+
+    ``pt`` may also be a ProofType with a geometry of its own (e.g. the small 8-8-0 / 8-8-2 shapes that
+    tests use to exercise Sub and Top proofs without 40 MB documents)."""
     t = pt if isinstance(pt, ProofType) else proof_type(pt)
-    return _layout_cached(t.id, KeyOrder(order))
+    return _layout_cached(t, KeyOrder(order))
