@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from porep.c1 import KeyOrder, parse_c1
 from porep.c1_synth import synth_c1_json
@@ -21,3 +22,33 @@ def test_parse_validate_reserialise_3mb() -> None:
     elapsed = time.perf_counter() - start
     assert out == raw
     assert elapsed < 3.0, f"{len(raw)} bytes took {elapsed:.2f} s"
+
+
+def test_benchmark_report_and_cli(tmp_path: Path) -> None:
+    """``measure`` (shared by the CLI and benchmarks/c1_parse.py) and ``psagent bench c1-parse`` itself."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+    from porep.c1.benchmark import PHASES, format_report, measure
+
+    raw = synth_c1_json("StackedDrg2KiBV1", seed=2)
+    result = measure(raw, repeat=2)
+    assert result["identical"] and result["bytes"] == len(raw) and result["proof"] == "StackedDrg2KiBV1"
+    assert all(result["warm_min"][p] <= result["warm_median"][p] for p in PHASES)
+    assert "byte-identical: yes" in format_report(result)
+
+    c1_file, out = tmp_path / "c1.json", tmp_path / "r.json"
+    c1_file.write_bytes(raw)
+    runner = CliRunner()
+    args = ["bench", "c1-parse", "--file", str(c1_file), "--repeat", "1", "--json", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["identical"] is True
+    res = runner.invoke(app, ["bench", "c1-parse", "--generate", "2KiB", "--order", "rust", "--repeat", "1"])
+    assert res.exit_code == 0 and "StackedDrg2KiBV1_1, rust key order" in res.output
+    c1_file.write_bytes(raw.replace(b'"seed":[', b'"seed": ['))
+    res = runner.invoke(app, ["bench", "c1-parse", "--file", str(c1_file)])
+    assert res.exit_code == 1 and "not byte-exact" in res.output
+    assert runner.invoke(app, ["bench", "c1-parse"]).exit_code == 2
