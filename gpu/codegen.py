@@ -250,8 +250,9 @@ def gen_field_core(f: str, p: int, n: int, inv: int, r_mont: int, r2: int) -> st
 
 FIELD_PRELUDE = """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from gpu.cpupool import parallel_for
 from gpu.cudashim import cache_enabled, jitable
 
 U32 = np.uint32
@@ -288,8 +289,9 @@ def _np_limbs(value: int, n: int) -> str:
 
 CURVE_PRELUDE = """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from gpu.cpupool import parallel_for
 from gpu.cudashim import cache_enabled, jitable
 """
 

@@ -422,60 +422,56 @@ def CC_load_scalar(arr, i):
 # ---------------------------------------------------------------- CPU batch kernels
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _CC_xyzz_to_affine_n(pts, out, nchunks):
-    # Batch normalisation: Montgomery's trick over the ZZZ coordinates, one inversion per chunk.
-    n = pts.shape[0]
-    for c in prange(nchunks):
-        lo = c * n // nchunks
-        hi = (c + 1) * n // nchunks
-        acc = FF_one()
-        for i in range(lo, hi):
-            p = CC_load_xyzz(pts, i)
-            FF_store2(out, i, 0, acc)  # prefix product before i, kept in out[i, 0]
-            if not CC_xyzz_is_identity(p):
-                acc = FF_mul(acc, p[3])
-        inv = FF_inv(acc)
-        for i in range(hi - 1, lo - 1, -1):
-            p = CC_load_xyzz(pts, i)
-            if CC_xyzz_is_identity(p):
-                CC_store_affine(out, i, CC_affine_identity())
-                continue
-            i3 = FF_mul(FF_load2(out, i, 0), inv)  # 1/ZZZ
-            inv = FF_mul(inv, p[3])
-            zi = FF_mul(p[2], i3)  # 1/Z = ZZ/ZZZ
-            CC_store_affine(out, i, (FF_mul(p[0], FF_sqr(zi)), FF_mul(p[1], i3)))
+@njit(nogil=True, cache=cache_enabled())
+def _CC_xyzz_to_affine_n(lo, hi, pts, out):
+    # Batch normalisation: Montgomery's trick over the ZZZ coordinates of [lo, hi), one inversion.
+    acc = FF_one()
+    for i in range(lo, hi):
+        p = CC_load_xyzz(pts, i)
+        FF_store2(out, i, 0, acc)  # prefix product before i, kept in out[i, 0]
+        if not CC_xyzz_is_identity(p):
+            acc = FF_mul(acc, p[3])
+    inv = FF_inv(acc)
+    for i in range(hi - 1, lo - 1, -1):
+        p = CC_load_xyzz(pts, i)
+        if CC_xyzz_is_identity(p):
+            CC_store_affine(out, i, CC_affine_identity())
+            continue
+        i3 = FF_mul(FF_load2(out, i, 0), inv)  # 1/ZZZ
+        inv = FF_mul(inv, p[3])
+        zi = FF_mul(p[2], i3)  # 1/Z = ZZ/ZZZ
+        CC_store_affine(out, i, (FF_mul(p[0], FF_sqr(zi)), FF_mul(p[1], i3)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _CC_jac_to_xyzz_n(pts, out):
-    for i in prange(pts.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _CC_jac_to_xyzz_n(lo, hi, pts, out):
+    for i in range(lo, hi):
         CC_store_xyzz(out, i, CC_jac_to_xyzz(CC_load_jac(pts, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _CC_mul_n(pts, scalars, out):
-    for i in prange(pts.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _CC_mul_n(lo, hi, pts, scalars, out):
+    for i in range(lo, hi):
         CC_store_xyzz(out, i, CC_xyzz_mul(CC_load_affine(pts, i), CC_load_scalar(scalars, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _CC_add_affine_n(a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _CC_add_affine_n(lo, hi, a, b, out):
+    for i in range(lo, hi):
         p = CC_xyzz_from_affine(CC_load_affine(a, i))
         CC_store_xyzz(out, i, CC_xyzz_add_affine(p, CC_load_affine(b, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _CC_dbl_affine_n(a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _CC_dbl_affine_n(lo, hi, a, out):
+    for i in range(lo, hi):
         CC_store_xyzz(out, i, CC_xyzz_dbl_affine(CC_load_affine(a, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _CC_check_n(pts, subgroup, out):
+@njit(nogil=True, cache=cache_enabled())
+def _CC_check_n(lo, hi, pts, subgroup, out):
     # out[i]: 0 ok, 1 not on the curve, 2 on the curve but not in the r-torsion subgroup.
-    for i in prange(pts.shape[0]):
+    for i in range(lo, hi):
         q = CC_load_affine(pts, i)
         if not CC_is_on_curve(q):
             out[i] = 1
@@ -485,7 +481,7 @@ def _CC_check_n(pts, subgroup, out):
             out[i] = 0
 
 
-@njit(cache=cache_enabled())
+@njit(nogil=True, cache=cache_enabled())
 def _CC_sum_xyzz(pts):
     acc = CC_xyzz_identity()
     for i in range(pts.shape[0]):

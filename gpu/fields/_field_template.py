@@ -35,76 +35,72 @@ def FF_inv(a):
 # ---------------------------------------------------------------- CPU batch kernels, (n, FFLIMBS) uint32 arrays
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_mul_n(a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_mul_n(lo, hi, a, b, out):
+    for i in range(lo, hi):
         FF_store(out, i, FF_mul(FF_load(a, i), FF_load(b, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_mul_scalar_n(a, b, out):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_mul_scalar_n(lo, hi, a, b, out):
     s = FF_load(b, 0)
-    for i in prange(a.shape[0]):
+    for i in range(lo, hi):
         FF_store(out, i, FF_mul(FF_load(a, i), s))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_sqr_n(a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_sqr_n(lo, hi, a, out):
+    for i in range(lo, hi):
         FF_store(out, i, FF_sqr(FF_load(a, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_add_n(a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_add_n(lo, hi, a, b, out):
+    for i in range(lo, hi):
         FF_store(out, i, FF_add(FF_load(a, i), FF_load(b, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_sub_n(a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_sub_n(lo, hi, a, b, out):
+    for i in range(lo, hi):
         FF_store(out, i, FF_sub(FF_load(a, i), FF_load(b, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_neg_n(a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_neg_n(lo, hi, a, out):
+    for i in range(lo, hi):
         FF_store(out, i, FF_neg(FF_load(a, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_pow_n(a, e, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_pow_n(lo, hi, a, e, out):
+    for i in range(lo, hi):
         FF_store(out, i, FF_pow(FF_load(a, i), e))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_inv_n(a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _FF_inv_n(lo, hi, a, out):
+    for i in range(lo, hi):
         FF_store(out, i, FF_inv(FF_load(a, i)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _FF_batch_inv_n(a, out, nchunks):
-    # Montgomery's trick per chunk: one inversion and 3(n-1) multiplications; zeros map to zero.
-    n = a.shape[0]
-    for c in prange(nchunks):
-        lo = c * n // nchunks
-        hi = (c + 1) * n // nchunks
-        acc = FF_one()
-        for i in range(lo, hi):
-            FF_store(out, i, acc)
-            x = FF_load(a, i)
-            if not FF_is_zero(x):
-                acc = FF_mul(acc, x)
-        inv = FF_inv(acc)
-        for i in range(hi - 1, lo - 1, -1):
-            x = FF_load(a, i)
-            if FF_is_zero(x):
-                FF_store(out, i, FF_zero())
-            else:
-                FF_store(out, i, FF_mul(FF_load(out, i), inv))
-                inv = FF_mul(inv, x)
+@njit(nogil=True, cache=cache_enabled())
+def _FF_batch_inv_n(lo, hi, a, out):
+    # Montgomery's trick over [lo, hi): one inversion and 3(n-1) multiplications; zeros map to zero.
+    acc = FF_one()
+    for i in range(lo, hi):
+        FF_store(out, i, acc)
+        x = FF_load(a, i)
+        if not FF_is_zero(x):
+            acc = FF_mul(acc, x)
+    inv = FF_inv(acc)
+    for i in range(hi - 1, lo - 1, -1):
+        x = FF_load(a, i)
+        if FF_is_zero(x):
+            FF_store(out, i, FF_zero())
+        else:
+            FF_store(out, i, FF_mul(FF_load(out, i), inv))
+            inv = FF_mul(inv, x)
 
 
 # ---------------------------------------------------------------- host API
@@ -133,11 +129,11 @@ def FF_mul_batch(a, b, out=None):
     a, b = _FF_arr(a), _FF_arr(b, "b")
     out = _FF_out(out, a.shape[0])
     if b.shape[0] == 1 and a.shape[0] != 1:
-        _FF_mul_scalar_n(a, b, out)
+        parallel_for(_FF_mul_scalar_n, a.shape[0], a, b, out)
     else:
         if b.shape != a.shape:
             raise ValueError(f"shape mismatch {a.shape} vs {b.shape}")
-        _FF_mul_n(a, b, out)
+        parallel_for(_FF_mul_n, a.shape[0], a, b, out)
     return out
 
 
@@ -145,7 +141,7 @@ def FF_sqr_batch(a, out=None):
     """Element-wise Montgomery square."""
     a = _FF_arr(a)
     out = _FF_out(out, a.shape[0])
-    _FF_sqr_n(a, out)
+    parallel_for(_FF_sqr_n, a.shape[0], a, out)
     return out
 
 
@@ -155,7 +151,7 @@ def FF_add_batch(a, b, out=None):
     if b.shape != a.shape:
         raise ValueError(f"shape mismatch {a.shape} vs {b.shape}")
     out = _FF_out(out, a.shape[0])
-    _FF_add_n(a, b, out)
+    parallel_for(_FF_add_n, a.shape[0], a, b, out)
     return out
 
 
@@ -165,7 +161,7 @@ def FF_sub_batch(a, b, out=None):
     if b.shape != a.shape:
         raise ValueError(f"shape mismatch {a.shape} vs {b.shape}")
     out = _FF_out(out, a.shape[0])
-    _FF_sub_n(a, b, out)
+    parallel_for(_FF_sub_n, a.shape[0], a, b, out)
     return out
 
 
@@ -173,7 +169,7 @@ def FF_neg_batch(a, out=None):
     """Element-wise -a mod p."""
     a = _FF_arr(a)
     out = _FF_out(out, a.shape[0])
-    _FF_neg_n(a, out)
+    parallel_for(_FF_neg_n, a.shape[0], a, out)
     return out
 
 
@@ -185,7 +181,7 @@ def FF_pow_batch(a, e, out=None):
     nl = max(1, (e.bit_length() + 31) // 32)
     ex = np.array([(e >> (32 * j)) & 0xFFFFFFFF for j in range(nl)], dtype=np.uint32)
     out = _FF_out(out, a.shape[0])
-    _FF_pow_n(a, ex, out)
+    parallel_for(_FF_pow_n, a.shape[0], a, ex, out)
     return out
 
 
@@ -197,10 +193,9 @@ def FF_inv_batch(a, out=None, *, method="montgomery"):
     if a.shape[0] == 0:
         return out
     if method == "fermat":
-        _FF_inv_n(a, out)
+        parallel_for(_FF_inv_n, a.shape[0], a, out)
     elif method == "montgomery":
-        nchunks = max(1, min(a.shape[0] // 64, 1024))
-        _FF_batch_inv_n(a, out, nchunks)
+        parallel_for(_FF_batch_inv_n, a.shape[0], a, out, min_chunk=256)
     else:
         raise ValueError(f"unknown method {method!r}")
     return out

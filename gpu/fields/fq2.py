@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from gpu._generated.fq import (
     fq_add,
@@ -29,6 +29,7 @@ from gpu._generated.fq import (
     fq_sub,
     fq_zero,
 )
+from gpu.cpupool import parallel_for
 from gpu.cudashim import cache_enabled, jitable
 
 
@@ -118,21 +119,21 @@ def fq2_store2(arr, i, k, v):  # type: ignore[no-untyped-def]
     fq_store3(arr, i, k, 1, v[1])
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _fq2_mul_n(a, b, out):  # type: ignore[no-untyped-def]
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _fq2_mul_n(lo, hi, a, b, out):  # type: ignore[no-untyped-def]
+    for i in range(lo, hi):
         fq2_store2(out, i, 0, fq2_mul(fq2_load2(a, i, 0), fq2_load2(b, i, 0)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _fq2_sqr_n(a, out):  # type: ignore[no-untyped-def]
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _fq2_sqr_n(lo, hi, a, out):  # type: ignore[no-untyped-def]
+    for i in range(lo, hi):
         fq2_store2(out, i, 0, fq2_sqr(fq2_load2(a, i, 0)))
 
 
-@njit(parallel=True, cache=cache_enabled())
-def _fq2_inv_n(a, out):  # type: ignore[no-untyped-def]
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=cache_enabled())
+def _fq2_inv_n(lo, hi, a, out):  # type: ignore[no-untyped-def]
+    for i in range(lo, hi):
         fq2_store2(out, i, 0, fq2_inv(fq2_load2(a, i, 0)))
 
 
@@ -147,21 +148,23 @@ def fq2_mul_batch(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Element-wise product of two (n, 2, 12) Montgomery arrays."""
     a, b = _arr(a), _arr(b)
     out = np.empty_like(a)
-    _fq2_mul_n(a.reshape(-1, 1, 2, 12), b.reshape(-1, 1, 2, 12), out.reshape(-1, 1, 2, 12))
+    parallel_for(
+        _fq2_mul_n, a.shape[0], a.reshape(-1, 1, 2, 12), b.reshape(-1, 1, 2, 12), out.reshape(-1, 1, 2, 12)
+    )
     return out
 
 
 def fq2_sqr_batch(a: np.ndarray) -> np.ndarray:
     a = _arr(a)
     out = np.empty_like(a)
-    _fq2_sqr_n(a.reshape(-1, 1, 2, 12), out.reshape(-1, 1, 2, 12))
+    parallel_for(_fq2_sqr_n, a.shape[0], a.reshape(-1, 1, 2, 12), out.reshape(-1, 1, 2, 12))
     return out
 
 
 def fq2_inv_batch(a: np.ndarray) -> np.ndarray:
     a = _arr(a)
     out = np.empty_like(a)
-    _fq2_inv_n(a.reshape(-1, 1, 2, 12), out.reshape(-1, 1, 2, 12))
+    parallel_for(_fq2_inv_n, a.shape[0], a.reshape(-1, 1, 2, 12), out.reshape(-1, 1, 2, 12))
     return out
 
 

@@ -42,8 +42,10 @@ def _fq_inv_kernel(a, out):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("name", ["fr", "fq"])
 def test_kernel_matches_cpu(name: str, rng: np.random.Generator, seed: int) -> None:
-    g = {k: getattr(F, f"{name}_{k}") for k in ("random", "to_mont", "mul_batch", "add_batch", "sub_batch",
-                                                  "sqr_batch", "neg_batch")}
+    g = {
+        k: getattr(F, f"{name}_{k}")
+        for k in ("random", "to_mont", "mul_batch", "add_batch", "sub_batch", "sqr_batch", "neg_batch")
+    }
     n = 24
     a = g["to_mont"](g["random"](n, rng))
     b = g["to_mont"](g["random"](n, rng))
