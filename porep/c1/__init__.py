@@ -17,7 +17,7 @@ Limits: ``max_bytes`` (default 128 MiB; raise it for NI-PoRep 32/64GiB C1s of ~0
 every array length fixed by the proof type, every integer < 2^32.
 """
 
-from porep.c1.arrays import C1Arrays, MerkleArrays
+from porep.c1.arrays import C1Arrays, MerkleArrays, as_ints, as_limbs, is_canonical_fr
 from porep.c1.codec import DEFAULT_MAX_BYTES, decode, detect, encode
 from porep.c1.errors import C1FormatError
 from porep.c1.layout import KeyOrder
@@ -72,6 +72,8 @@ __all__ = [
     "SingleProof",
     "SubProof",
     "TopProof",
+    "as_ints",
+    "as_limbs",
     "decode",
     "detect",
     "domain_to_int",
@@ -79,5 +81,6 @@ __all__ = [
     "dump_c1",
     "encode",
     "int_to_domain",
+    "is_canonical_fr",
     "parse_c1",
 ]

@@ -25,6 +25,34 @@ import numpy as np
 
 from porep.prooftypes import ProofType
 
+FR_MODULUS = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+_FR_LIMBS = [np.uint64((FR_MODULUS >> (64 * i)) & (2**64 - 1)) for i in range(4)]
+
+
+def as_limbs(domains: np.ndarray) -> np.ndarray:
+    """``uint8[..., 32]`` little-endian values → ``uint64[..., 4]`` limbs, low limb first (a copy)."""
+    if domains.dtype != np.uint8 or domains.shape[-1:] != (32,):
+        raise ValueError(f"expected uint8[..., 32], got {domains.dtype}{list(domains.shape)}")
+    return np.ascontiguousarray(domains).view("<u8").astype(np.uint64)
+
+
+def as_ints(domains: np.ndarray) -> list[int]:
+    """The integers of ``uint8[..., 32]`` little-endian values, flattened in C order."""
+    raw = np.ascontiguousarray(domains, dtype=np.uint8).tobytes()
+    return [int.from_bytes(raw[i : i + 32], "little") for i in range(0, len(raw), 32)]
+
+
+def is_canonical_fr(domains: np.ndarray) -> np.ndarray:
+    """Which values are canonical BLS12-381 scalars (< r): every Poseidon domain of an honest C1 is.
+
+    The JSON does not enforce it (serde reads a raw repr), so verification code should check."""
+    v = as_limbs(domains)
+    r0, r1, r2, r3 = _FR_LIMBS
+    below = v[..., 0] < r0
+    below = (v[..., 1] < r1) | ((v[..., 1] == r1) & below)
+    below = (v[..., 2] < r2) | ((v[..., 2] == r2) & below)
+    return (v[..., 3] < r3) | ((v[..., 3] == r3) & below)
+
 
 @dataclass(frozen=True)
 class MerkleArrays:

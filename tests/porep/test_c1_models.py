@@ -213,3 +213,29 @@ def test_from_arrays_validates() -> None:
     wrong = dataclasses.replace(c1.arrays, fields={**fields, "col.rows": fields["col.rows"][:, :, :, :1]})
     with pytest.raises(C1FormatError, match="col.rows"):
         SealCommitPhase1Output.from_arrays(wrong)
+
+
+def test_bulk_domain_helpers() -> None:
+    from porep.c1 import as_ints, as_limbs, is_canonical_fr
+    from porep.commcid import FR_MODULUS
+
+    values = [
+        0,
+        1,
+        FR_MODULUS - 1,
+        FR_MODULUS,
+        FR_MODULUS + 1,
+        2**256 - 1,
+        2**254 - 1,
+        2**64,
+        (2**64 - 1) << 192,
+    ]
+    arr = np.frombuffer(b"".join(int_to_domain(v) for v in values), dtype=np.uint8).reshape(len(values), 32)
+    assert as_ints(arr) == values
+    assert [int(sum(int(x) << (64 * i) for i, x in enumerate(row))) for row in as_limbs(arr)] == values
+    assert is_canonical_fr(arr).tolist() == [v < FR_MODULUS for v in values]
+    rows = synth_c1(5, seed=4).arrays["col.rows"].copy()  # values < 2^254 < r: all canonical
+    rows[0, 1, 3, 1] = 0xFF
+    mask = is_canonical_fr(rows)
+    assert mask.shape == rows.shape[:-1]
+    assert np.argwhere(~mask).tolist() == [[0, 1, 3, 1]]
