@@ -11,6 +11,9 @@ canonical Fr repr, a SHA-256 domain the raw digest. Models are frozen. Building 
 :class:`SealCommitPhase1Output` validates it completely against its proof type (shapes, arities, path
 lengths, ranges), with errors naming the JSON path; parsing goes through the fast codec instead and builds
 the models without re-validating them.
+
+Write C1 JSON with :meth:`SealCommitPhase1Output.to_json` only: pydantic's own ``model_dump_json`` knows
+nothing of the ``data``/``path`` wrappers, ``_h`` or the key orders.
 """
 
 from __future__ import annotations
