@@ -292,7 +292,7 @@ import numpy as np
 from numba import njit
 
 from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable
+from gpu.cudashim import cache_enabled, jitable, jitable_cold
 """
 
 

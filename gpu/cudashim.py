@@ -57,6 +57,51 @@ def jitable(fn: F) -> F:
     return fn
 
 
+def jitable_cold(fn: F) -> F:
+    """A copy of ``fn`` that CUDA compiles as an ordinary device function (a call, not inlined).
+
+    For rare paths (the P == Q fallback inside an addition) and cold kernels (bucket reduction): inlining
+    every formula everywhere multiplied the PTX size (integrate: 159k lines, 24 s to compile, spills),
+    while these paths cost little time either way. CPU and simulator behaviour is unchanged.
+    """
+    import types as pytypes
+
+    from numba.core.extending import overload as cpu_overload
+
+    g = pytypes.FunctionType(
+        fn.__code__, fn.__globals__, fn.__name__ + "_cold", fn.__defaults__, fn.__closure__
+    )
+    g.__qualname__ = fn.__qualname__ + "_cold"
+    g.__doc__ = fn.__doc__
+    g.__module__ = fn.__module__
+    cpu_overload(g, target="cpu", jit_options={"no_cpython_wrapper": True}, strict=False)(lambda *a: g)
+    if not simulator():
+        from numba.cuda.extending import overload as cuda_overload
+
+        cuda_overload(g, target="cuda", jit_options={}, strict=False)(lambda *a: g)
+    return g  # type: ignore[return-value]
+
+
+def dispatching(choose: Callable[..., Any], inline: bool = True) -> Callable[[F], F]:
+    """Decorator for a generic device-level function: ``choose(*numba_arg_types)`` returns the jitable
+    implementation for those types (e.g. the G1 or the G2 formula), so one kernel source serves both groups.
+    The decorated Python function is the simulator's (run-time) dispatcher. ``inline=False`` makes CUDA
+    call the implementation instead of inlining it (see jitable_cold)."""
+
+    def wrap(fn: F) -> F:
+        from numba.core.extending import overload as cpu_overload
+
+        cpu_overload(fn, target="cpu", jit_options={"no_cpython_wrapper": True}, strict=False)(choose)
+        if not simulator():
+            from numba.cuda.extending import overload as cuda_overload
+
+            opts = {"forceinline": True} if inline else {}
+            cuda_overload(fn, target="cuda", jit_options=opts, strict=False)(choose)
+        return fn
+
+    return wrap
+
+
 def kernel(*args: Any, **options: Any) -> Any:
     """``numba.cuda.jit`` for kernels, minus the options the simulator rejects; ``cache`` follows
     :func:`cache_enabled` unless given."""

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable
+from gpu.cudashim import cache_enabled, jitable, jitable_cold
 from gpu._generated.fq import fq_add, fq_dbl, fq_eq, fq_inv, fq_is_zero, fq_load2, fq_mul, fq_neg, fq_one, fq_sqr, fq_store2, fq_sub, fq_zero
 
 U32 = np.uint32
@@ -51,6 +51,12 @@ def g1_xyzz_identity():
 
 
 @jitable
+def g1_xyzz_identity_like(arr):
+    """The identity; the argument (a point array of this group) only selects the group."""
+    return g1_xyzz_identity()
+
+
+@jitable
 def g1_xyzz_is_identity(p):
     return fq_is_zero(p[2])
 
@@ -92,6 +98,9 @@ def g1_xyzz_dbl_affine(q):
     return (X3, Y3, V, W)  # ZZ3 = V, ZZZ3 = W
 
 
+g1_xyzz_dbl_affine_cold = jitable_cold(g1_xyzz_dbl_affine)
+
+
 @jitable
 def g1_xyzz_dbl(p):
     """2p (EFD dbl-2008-s-1)."""
@@ -109,6 +118,9 @@ def g1_xyzz_dbl(p):
     return (X3, Y3, fq_mul(V, ZZ1), fq_mul(W, ZZZ1))  # ZZ3 = V*ZZ1, ZZZ3 = W*ZZZ1
 
 
+g1_xyzz_dbl_cold = jitable_cold(g1_xyzz_dbl)
+
+
 @jitable
 def g1_xyzz_add_affine(p, q):
     """p + q for XYZZ p and affine q (EFD madd-2008-s, 8M + 2S)."""
@@ -124,7 +136,7 @@ def g1_xyzz_add_affine(p, q):
     R = fq_sub(S2, Y1)  # R = S2 - Y1
     if fq_is_zero(P):
         if fq_is_zero(R):
-            return g1_xyzz_dbl_affine(q)
+            return g1_xyzz_dbl_affine_cold(q)  # rare: a call, not inlined
         return g1_xyzz_identity()
     PP = fq_sqr(P)  # PP = P^2
     PPP = fq_mul(P, PP)  # PPP = P*PP
@@ -151,7 +163,7 @@ def g1_xyzz_add(p, q):
     R = fq_sub(S2, S1)  # R = S2 - S1
     if fq_is_zero(P):
         if fq_is_zero(R):
-            return g1_xyzz_dbl(p)
+            return g1_xyzz_dbl_cold(p)  # rare: a call, not inlined
         return g1_xyzz_identity()
     PP = fq_sqr(P)  # PP = P^2
     PPP = fq_mul(P, PP)  # PPP = P*PP
@@ -161,6 +173,10 @@ def g1_xyzz_add(p, q):
     ZZ3 = fq_mul(fq_mul(ZZ1, ZZ2), PP)  # ZZ3 = ZZ1*ZZ2*PP
     ZZZ3 = fq_mul(fq_mul(ZZZ1, ZZZ2), PPP)  # ZZZ3 = ZZZ1*ZZZ2*PPP
     return (X3, Y3, ZZ3, ZZZ3)
+
+
+g1_xyzz_add_cold = jitable_cold(g1_xyzz_add)
+g1_xyzz_add_affine_cold = jitable_cold(g1_xyzz_add_affine)
 
 
 @jitable
@@ -191,9 +207,9 @@ def g1_xyzz_mul(q, k):
     for w in range(7, -1, -1):
         kw = k[w]
         for b in range(31, -1, -1):
-            acc = g1_xyzz_dbl(acc)
+            acc = g1_xyzz_dbl_cold(acc)
             if (kw >> U32(b)) & U32(1):
-                acc = g1_xyzz_add_affine(acc, q)
+                acc = g1_xyzz_add_affine_cold(acc, q)
     return acc
 
 
@@ -207,10 +223,13 @@ def g1_xyzz_mul_small(p, k):
         nb += 1
         t >>= 1
     for b in range(nb - 1, -1, -1):
-        acc = g1_xyzz_dbl(acc)
+        acc = g1_xyzz_dbl_cold(acc)
         if (k >> b) & 1:
-            acc = g1_xyzz_add(acc, p)
+            acc = g1_xyzz_add_cold(acc, p)
     return acc
+
+
+g1_xyzz_mul_small_cold = jitable_cold(g1_xyzz_mul_small)
 
 
 @jitable

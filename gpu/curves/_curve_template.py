@@ -60,6 +60,12 @@ def CC_xyzz_identity():
 
 
 @jitable
+def CC_xyzz_identity_like(arr):
+    """The identity; the argument (a point array of this group) only selects the group."""
+    return CC_xyzz_identity()
+
+
+@jitable
 def CC_xyzz_is_identity(p):
     return FF_is_zero(p[2])
 
@@ -101,6 +107,9 @@ def CC_xyzz_dbl_affine(q):
     return (X3, Y3, V, W)  # ZZ3 = V, ZZZ3 = W
 
 
+CC_xyzz_dbl_affine_cold = jitable_cold(CC_xyzz_dbl_affine)
+
+
 @jitable
 def CC_xyzz_dbl(p):
     """2p (EFD dbl-2008-s-1)."""
@@ -118,6 +127,9 @@ def CC_xyzz_dbl(p):
     return (X3, Y3, FF_mul(V, ZZ1), FF_mul(W, ZZZ1))  # ZZ3 = V*ZZ1, ZZZ3 = W*ZZZ1
 
 
+CC_xyzz_dbl_cold = jitable_cold(CC_xyzz_dbl)
+
+
 @jitable
 def CC_xyzz_add_affine(p, q):
     """p + q for XYZZ p and affine q (EFD madd-2008-s, 8M + 2S)."""
@@ -133,7 +145,7 @@ def CC_xyzz_add_affine(p, q):
     R = FF_sub(S2, Y1)  # R = S2 - Y1
     if FF_is_zero(P):
         if FF_is_zero(R):
-            return CC_xyzz_dbl_affine(q)
+            return CC_xyzz_dbl_affine_cold(q)  # rare: a call, not inlined
         return CC_xyzz_identity()
     PP = FF_sqr(P)  # PP = P^2
     PPP = FF_mul(P, PP)  # PPP = P*PP
@@ -160,7 +172,7 @@ def CC_xyzz_add(p, q):
     R = FF_sub(S2, S1)  # R = S2 - S1
     if FF_is_zero(P):
         if FF_is_zero(R):
-            return CC_xyzz_dbl(p)
+            return CC_xyzz_dbl_cold(p)  # rare: a call, not inlined
         return CC_xyzz_identity()
     PP = FF_sqr(P)  # PP = P^2
     PPP = FF_mul(P, PP)  # PPP = P*PP
@@ -170,6 +182,10 @@ def CC_xyzz_add(p, q):
     ZZ3 = FF_mul(FF_mul(ZZ1, ZZ2), PP)  # ZZ3 = ZZ1*ZZ2*PP
     ZZZ3 = FF_mul(FF_mul(ZZZ1, ZZZ2), PPP)  # ZZZ3 = ZZZ1*ZZZ2*PPP
     return (X3, Y3, ZZ3, ZZZ3)
+
+
+CC_xyzz_add_cold = jitable_cold(CC_xyzz_add)
+CC_xyzz_add_affine_cold = jitable_cold(CC_xyzz_add_affine)
 
 
 @jitable
@@ -200,9 +216,9 @@ def CC_xyzz_mul(q, k):
     for w in range(7, -1, -1):
         kw = k[w]
         for b in range(31, -1, -1):
-            acc = CC_xyzz_dbl(acc)
+            acc = CC_xyzz_dbl_cold(acc)
             if (kw >> U32(b)) & U32(1):
-                acc = CC_xyzz_add_affine(acc, q)
+                acc = CC_xyzz_add_affine_cold(acc, q)
     return acc
 
 
@@ -216,10 +232,13 @@ def CC_xyzz_mul_small(p, k):
         nb += 1
         t >>= 1
     for b in range(nb - 1, -1, -1):
-        acc = CC_xyzz_dbl(acc)
+        acc = CC_xyzz_dbl_cold(acc)
         if (k >> b) & 1:
-            acc = CC_xyzz_add(acc, p)
+            acc = CC_xyzz_add_cold(acc, p)
     return acc
+
+
+CC_xyzz_mul_small_cold = jitable_cold(CC_xyzz_mul_small)
 
 
 @jitable

@@ -8,18 +8,27 @@ import secrets
 import numpy as np
 import pytest
 from numba.core import config
-from numba.cuda.core import config as cuda_config
 
 # numba-cuda installs a .pth redirector that imports numba's config when the interpreter starts, before
-# tests/conftest.py sets NUMBA_ENABLE_CUDASIM; re-read the environment so that the simulator is really used
-# (numba.cuda itself is first imported below, after this).
+# tests/conftest.py sets NUMBA_ENABLE_CUDASIM; re-read the environment before numba.cuda is first imported,
+# so that the simulator is really used.
 config.reload_config()
+
+from numba.cuda.core import config as cuda_config  # noqa: E402  (imports numba.cuda: after the reload)
+
 cuda_config.reload_config()
 
 # Tiny test grids are deliberate; numba-cuda's low-occupancy warning would be turned into an error by the
 # project's warnings-as-errors setting (it lives in numba.cuda.core.errors, not the filtered numba.core one).
 config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
 cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    from numba import cuda
+
+    assert cuda.is_available() and type(cuda.gpus).__module__.startswith("numba.cuda.simulator"), (
+        "NUMBA_ENABLE_CUDASIM=1 but numba.cuda is not the simulator (imported before the config reload?)"
+    )
 
 
 @pytest.fixture

@@ -1,0 +1,132 @@
+"""Group-generic point operations: one kernel source for G1 and G2.
+
+Each function picks the G1 or G2 formula from its argument types when compiled (an XYZZ/affine tuple whose
+coordinates are 12-limb tuples is G1; Fq2 pairs are G2; arrays: (n, k, 12) is G1, (n, k, 2, 12) is G2), and at
+run time in the simulator. Compiled code pays nothing for the dispatch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numba.core import types
+
+import gpu._generated.g1 as _g1
+import gpu._generated.g2 as _g2
+from gpu.cudashim import dispatching
+
+
+def _pt_is_g1_type(t: Any) -> bool:
+    # a point is a tuple of coordinates; a G1 coordinate is UniTuple(uint32, 12), a G2 one a pair of those
+    coord = t.dtype if isinstance(t, types.UniTuple) else t.types[0]
+    return isinstance(coord, types.UniTuple) and coord.count == 12 and isinstance(coord.dtype, types.Integer)
+
+
+def _pt_is_g1_py(p: Any) -> bool:
+    return len(p[0]) == 12
+
+
+def _on_point(name: str, inline: bool = True):  # type: ignore[no-untyped-def]
+    """Generic over the group of the first (point) argument."""
+    g1f, g2f = getattr(_g1, "g1_" + name), getattr(_g2, "g2_" + name)
+
+    def choose(p, *rest):  # type: ignore[no-untyped-def]
+        return g1f if _pt_is_g1_type(p) else g2f
+
+    def decorate(fn):  # type: ignore[no-untyped-def]
+        def py(p, *rest):  # type: ignore[no-untyped-def]
+            return (g1f if _pt_is_g1_py(p) else g2f)(p, *rest)
+
+        py.__name__ = py.__qualname__ = "pt_" + name
+        py.__doc__ = fn.__doc__
+        return dispatching(choose, inline)(py)
+
+    return decorate
+
+
+def _on_array(name: str, ndim_g1: int):  # type: ignore[no-untyped-def]
+    """Generic over the group of the first (array) argument, by its number of dimensions."""
+    g1f, g2f = getattr(_g1, "g1_" + name), getattr(_g2, "g2_" + name)
+
+    def choose(arr, *rest):  # type: ignore[no-untyped-def]
+        return g1f if arr.ndim == ndim_g1 else g2f
+
+    def decorate(fn):  # type: ignore[no-untyped-def]
+        def py(arr, *rest):  # type: ignore[no-untyped-def]
+            return (g1f if arr.ndim == ndim_g1 else g2f)(arr, *rest)
+
+        py.__name__ = py.__qualname__ = "pt_" + name
+        py.__doc__ = fn.__doc__
+        return dispatching(choose)(py)
+
+    return decorate
+
+
+@_on_point("xyzz_add_affine")
+def xyzz_add_affine(p, q):  # type: ignore[no-untyped-def]
+    """XYZZ p + affine q."""
+
+
+@_on_point("xyzz_add")
+def xyzz_add(p, q):  # type: ignore[no-untyped-def]
+    """XYZZ p + XYZZ q."""
+
+
+@_on_point("xyzz_add_cold", inline=False)
+def xyzz_add_cold(p, q):  # type: ignore[no-untyped-def]
+    """XYZZ p + XYZZ q as a device-function call (cold kernels: reduction, fix-ups)."""
+
+
+@_on_point("xyzz_mul_small_cold", inline=False)
+def xyzz_mul_small_cold(p, k):  # type: ignore[no-untyped-def]
+    """k*p for a small integer k, as a call."""
+
+
+@_on_point("xyzz_dbl")
+def xyzz_dbl(p):  # type: ignore[no-untyped-def]
+    """2p."""
+
+
+@_on_point("xyzz_neg")
+def xyzz_neg(p):  # type: ignore[no-untyped-def]
+    """-p."""
+
+
+@_on_point("xyzz_is_identity")
+def xyzz_is_identity(p):  # type: ignore[no-untyped-def]
+    """p == O."""
+
+
+@_on_point("xyzz_mul_small")
+def xyzz_mul_small(p, k):  # type: ignore[no-untyped-def]
+    """k*p for a small non-negative integer k."""
+
+
+@_on_point("affine_neg")
+def affine_neg(q):  # type: ignore[no-untyped-def]
+    """-q (affine)."""
+
+
+@_on_point("xyzz_from_affine")
+def xyzz_from_affine(q):  # type: ignore[no-untyped-def]
+    """Affine -> XYZZ."""
+
+
+@_on_array("load_affine", 3)
+def load_affine(arr, i):  # type: ignore[no-untyped-def]
+    """Affine point i of a (n, 2, 12) or (n, 2, 2, 12) array."""
+
+
+@_on_array("load_xyzz", 3)
+def load_xyzz(arr, i):  # type: ignore[no-untyped-def]
+    """XYZZ point i of a (n, 4, 12) or (n, 4, 2, 12) array."""
+
+
+@_on_array("store_xyzz", 3)
+def store_xyzz(arr, i, p):  # type: ignore[no-untyped-def]
+    """Store XYZZ point p at index i."""
+
+
+@_on_array("xyzz_identity_like", 3)
+def xyzz_identity_like(arr):  # type: ignore[no-untyped-def]
+    """The XYZZ identity of the group of ``arr``'s points."""
