@@ -64,18 +64,21 @@ def label_layers(
     work = np.zeros((2 * n, NODE), dtype=np.uint8)
     step = max(1, n // 64)
     sha = hashlib.sha256
+    block = 1 << 16  # gather indices are made per block of nodes (37 int64 per node: 5 GB for 512MiB)
     for layer in range(1, layers + 1):
         slots = parent_slots(layer)
         offset = np.zeros(DRG_DEGREE + EXP_DEGREE, dtype=np.int64)
         offset[:DRG_DEGREE] = n
-        gather = (parent_cache.astype(np.int64) + offset)[:, slots]  # [n, 37]
         layer_be = layer.to_bytes(4, "big")
         pad = bytes(20)
         cur = work[n:]
+        gather = np.empty((0, TOTAL_PARENTS), dtype=np.int64)
         for v in range(n):
+            if v % block == 0:
+                gather = (parent_cache[v : v + block].astype(np.int64) + offset)[:, slots]  # [block, 37]
             h = sha(replica_id + layer_be + v.to_bytes(8, "big") + pad)
             if v:
-                h.update(work[gather[v]])
+                h.update(work[gather[v % block]])
             d = bytearray(h.digest())
             d[31] &= 0x3F
             cur[v] = np.frombuffer(d, dtype=np.uint8)

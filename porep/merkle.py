@@ -10,7 +10,7 @@ levels of 32GiB/64GiB proofs, so C1s of any size can be verified.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -119,13 +119,25 @@ def build_poseidon_tree(leaves: np.ndarray, arity: int = 8) -> MerkleTree:
     return MerkleTree("poseidon", arity, tuple(levels))
 
 
-def build_poseidon_tree_mont(leaves_mont: np.ndarray, arity: int = 8) -> MerkleTree:
-    """As :func:`build_poseidon_tree` for leaves already in Montgomery form (``uint32[n, 8]``)."""
-    level_sizes(leaves_mont.shape[0], arity)
+def build_poseidon_tree_mont(
+    leaves_mont: np.ndarray, arity: int = 8, progress: Callable[[int, int], None] | None = None
+) -> MerkleTree:
+    """As :func:`build_poseidon_tree` for leaves already in Montgomery form (``uint32[n, 8]``);
+    ``progress(hashes done, hashes total)``."""
+    sizes = level_sizes(leaves_mont.shape[0], arity)
+    total, done = sum(sizes[1:]), 0
     levels = [mont_to_domains(leaves_mont)]
     cur = leaves_mont
+    step = 1 << 12
     while cur.shape[0] > 1:
-        cur = hash_mont(cur.reshape(-1, arity, 8))
+        parents = cur.reshape(-1, arity, 8)
+        nxt = np.empty((parents.shape[0], 8), dtype=np.uint32)
+        for lo in range(0, parents.shape[0], step):
+            hash_mont(parents[lo : lo + step], out=nxt[lo : lo + step])
+            done += min(step, parents.shape[0] - lo)
+            if progress is not None:
+                progress(done, total)
+        cur = nxt
         levels.append(mont_to_domains(cur))
     return MerkleTree("poseidon", arity, tuple(levels))
 

@@ -141,6 +141,8 @@ def hash_mont(inputs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         raise ValueError(f"no Poseidon constants for arity {arity}")
     if out is None:
         out = np.empty((n, 8), dtype=np.uint32)
+    elif out.dtype != np.uint32 or out.shape != (n, 8) or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous uint32[{n}, 8] array")
     parallel_for(_hash_rows, n, inputs, out, *_tables(arity).args(), min_chunk=4)
     return out
 

@@ -41,18 +41,7 @@ NEPTUNE_BE = {
 }
 
 
-@pytest.mark.parametrize(
-    "arity",
-    [
-        2,
-        4,
-        8,
-        11,
-        pytest.param(16, marks=pytest.mark.slow),
-        pytest.param(24, marks=pytest.mark.slow),
-        pytest.param(36, marks=pytest.mark.slow),
-    ],
-)
+@pytest.mark.parametrize("arity", [2, 4, 8, 11, 16, 24, 36])
 def test_neptune_hash_values(golden: dict, arity: int) -> None:
     out = P.hash_ints(list(range(arity)))
     assert out == int(NEPTUNE_BE[arity], 16)
