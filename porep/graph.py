@@ -378,7 +378,7 @@ def cache_digest(cache: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(cache, dtype="<u4").tobytes()).hexdigest()
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def graph(nodes: int, porep_id: bytes, legacy: bool) -> StackedGraph:
     """A shared graph object (its parent cache is memoized on it)."""
     return StackedGraph(nodes, bytes(porep_id), legacy)

@@ -159,7 +159,17 @@ def insert_children(running: np.ndarray, siblings: np.ndarray, index: np.ndarray
 
 
 def hash_children(hasher: Hasher, children: np.ndarray) -> np.ndarray:
-    """Hash each row of ``uint8[k, arity, 32]``."""
+    """Hash each row of ``uint8[k, arity, 32]``.
+
+    Poseidon rows are deduplicated first: paths of one sector meet near the root (and a node's DRG parents
+    sit next to it), so the upper levels of many proofs hash the same children.
+    """
+    if hasher == "poseidon" and children.shape[0] > 1:
+        flat = np.ascontiguousarray(children).reshape(children.shape[0], -1)
+        keys = flat.view(np.dtype((np.void, flat.shape[1]))).ravel()
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if first.size < children.shape[0]:
+            return hash_domains_batch(np.ascontiguousarray(children[first]))[inverse.reshape(-1)]
     if hasher == "sha254":
         if children.shape[1] != 2:
             raise ValueError("sha254 tree nodes are binary")

@@ -42,7 +42,7 @@ def make_c1_arrays(sealed: SealedSector, seed: bytes) -> C1Arrays:
     P, C, L = pt.partitions, pt.challenges_per_partition, pt.layers
     chal = challenge_matrix(sealed, seed)
     flat = chal.reshape(-1)
-    parents = sealed.graph.parent_cache()[flat].astype(np.int64)  # [P·C, 14]
+    parents = sealed.graph.parents_of(flat).astype(np.int64)  # [P·C, 14] (not the whole cache)
     f: dict[str, np.ndarray] = {}
 
     # tree D (comm_d_proofs) and tree R_last (comm_r_last_proof) at the challenge

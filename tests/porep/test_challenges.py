@@ -63,6 +63,13 @@ def test_record_challenges_and_parents() -> None:
     assert rid.hex() == "da838d3efe2e28665cd17ebfa274f67af8c3b51dfb01e8c6bf8892e712d62006"
     assert int.from_bytes(rid, "little") == 0x0620D612E79288BFC6E801FB1DB5C3F87AF674A2BF7ED15C66282EFE3E8D83DA
     assert ch.derive(pt, rid, SEED, None, 0) == [57, 58]
+    # the public inputs x_2, x_3 of porep.md §9.3 are comm_d and comm_r read as little-endian Fr
+    assert (
+        int.from_bytes(COMM_D, "little") == 0x28EA59C9A3831846A9E7C0502AC941333EA66C0E1096B2D69325C75D92F0457E
+    )
+    assert (
+        int.from_bytes(COMM_R, "little") == 0x29FC340FF120E790FF373C15B637F8D305508B3831B3EDBD67FD0868EA577DD6
+    )
     g = StackedGraph.for_proof(pt)
     assert g.drg_parents(57) == [56, 56, 48, 50, 42, 55]
     assert g.exp_parents(57) == [46, 41, 13, 46, 44, 31, 3, 15]

@@ -85,3 +85,62 @@ def test_save_load(tmp_path: Path) -> None:
     assert all(np.array_equal(a, b) for a, b in zip(back.levels, tree.levels, strict=True))
     with pytest.raises(ValueError):
         MerkleTree.load(tmp_path / "t.dat", "poseidon", 8, 512)
+
+
+def _read_post_vproof(raw: bytes) -> tuple[bytes, list[dict], bytes, bytes]:
+    """Decode curio's bincode FallbackPoStSectorProof (fixtures README §4): u64 lengths and indices, u32 enum
+    tag (1 = Sub), Sub = (base path, sub path, root, leaf), path element = (Vec<Domain>, u64 index)."""
+    pos = 0
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        pos += n
+        return raw[pos - n : pos]
+
+    def u64() -> int:
+        return int.from_bytes(take(8), "little")
+
+    def path() -> list[tuple[list[bytes], int]]:
+        out = []
+        for _ in range(u64()):
+            hashes = [take(32) for _ in range(u64())]
+            out.append((hashes, u64()))
+        return out
+
+    assert u64() == 1  # sector id
+    comm_r = take(32)
+    assert u64() == 1  # one SectorProof
+    proofs = []
+    for _ in range(u64()):
+        assert int.from_bytes(take(4), "little") == 1  # ProofData::Sub
+        base, sub = path(), path()
+        proofs.append({"base": base, "sub": sub, "root": take(32), "leaf": take(32)})
+    comm_c, comm_r_last = take(32), take(32)
+    assert pos == len(raw)
+    return comm_r, proofs, comm_c, comm_r_last
+
+
+def test_real_32gib_sub_paths(fixtures_dir: Path) -> None:
+    """Ten tree-R_last inclusion proofs of a real 32GiB sector (8-8-0: 9 base levels + 1 sub level) hash to
+    comm_r_last, and comm_r = Poseidon2(comm_c, comm_r_last) is the sector's SealedCID digest."""
+    raw = (fixtures_dir / "curio" / "testgolden" / "post.vproof").read_bytes()
+    comm_r, proofs, comm_c, comm_r_last = _read_post_vproof(raw)
+    assert len(proofs) == 10 and P.hash2(comm_c, comm_r_last) == comm_r
+
+    def seg(key: str) -> tuple[np.ndarray, np.ndarray]:
+        h = np.array(
+            [[np.frombuffer(b"".join(hs), np.uint8).reshape(7, 32) for hs, _ in p[key]] for p in proofs]
+        )
+        return h, np.array([[i for _, i in p[key]] for p in proofs])
+
+    base, sub = seg("base"), seg("sub")
+    assert base[0].shape == (10, 9, 7, 32) and sub[0].shape == (10, 1, 7, 32)
+    leaves = np.array([np.frombuffer(p["leaf"], np.uint8) for p in proofs])
+    roots = roots_from_paths("poseidon", leaves, [base, sub])
+    assert all(r.tobytes() == comm_r_last == p["root"] for r, p in zip(roots, proofs, strict=True))
+    # the leaf index of a Sub proof: base digits, then sub digit · 8^9 (a node of the 2^30-node sector)
+    nodes = [sum(i * 8**k for k, (_, i) in enumerate(p["base"])) + p["sub"][0][1] * 8**9 for p in proofs]
+    assert all(0 <= n < 1 << 30 for n in nodes)
+    bad = (base[0].copy(), base[1])
+    bad[0][3, 8, 6, 0] ^= 1
+    assert roots_from_paths("poseidon", leaves, [bad, sub])[3].tobytes() != comm_r_last

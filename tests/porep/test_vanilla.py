@@ -271,3 +271,25 @@ def test_sector_directory_roundtrip(wp_sector: SealedSector, tmp_path: Path) -> 
     wp_sector.save(tmp_path)
     again = SealedSector.load(tmp_path)
     assert make_c1(again, SEED).to_json() == make_c1(wp_sector, SEED).to_json()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["StackedDrg32GiBV1_1", "StackedDrg64GiBV1_1"])
+def test_big_shapes_are_checked_not_crashed(name: str) -> None:
+    """32GiB (8-8-0, 11 layers) and 64GiB (8-8-2) shaped C1s with random values: every challenge is
+    rejected by name (no exception from the Sub/Top paths or the arity-11 column hashes)."""
+    from porep.c1_synth import synth_arrays
+
+    arrays = synth_arrays(name, seed=3)
+    report = verify_c1(arrays)
+    pt = arrays.proof_type
+    assert (pt.partitions, pt.challenges_per_partition, pt.layers) == (10, 18, 11)
+    per = {(f.partition, f.challenge) for f in report.failures if f.challenge is not None}
+    assert per == {(k, i) for k in range(10) for i in range(18)}
+    assert {
+        "columns.leaf",
+        "columns.path",
+        "tree_r.path",
+        "labeling.label",
+        "commitments",
+    } <= report.checks_failed()
