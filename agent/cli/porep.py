@@ -200,7 +200,9 @@ def register(app: typer.Typer) -> None:
         prover_id: Annotated[str | None, typer.Option(help="32 bytes hex (overrides --miner).")] = None,
         porep_id: Annotated[str | None, typer.Option(help="32 bytes hex (overrides the derived id).")] = None,
         piece: Annotated[Path | None, typer.Option(help="Unpadded piece file.")] = None,
-        random_piece: Annotated[bool, typer.Option("--random-piece")] = False,
+        random_piece: Annotated[
+            bool, typer.Option("--random-piece", help="Random data filling the sector's raw capacity.")
+        ] = False,
         parent_cache: Annotated[
             Path | None, typer.Option(help="Directory to keep parent caches in (reused across seals).")
         ] = None,
