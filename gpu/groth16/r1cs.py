@@ -1,0 +1,257 @@
+"""Rank-1 constraint systems over Fr: A, B, C as CSR matrices, evaluation A.w, B.w, C.w, density, a
+satisfiability check that names the first failing constraint, and an on-disk cache of numpy files.
+
+Variables use bellperson's unified numbering (cuzk's PCE layout, cuzk.md §1.6): columns 0..num_inputs-1 are the
+public inputs with ONE at column 0, then the aux (private) variables. The matrices hold the circuit's own
+constraints; bellperson then appends one input constraint per input, ``x_i * 0 = 0`` (A row = x_i, B = C = 0),
+so that the IC query is fully dense: ``evaluate`` appends those rows too, and ``num_constraints_total`` counts them.
+Coefficients are canonical Fr limbs ((nnz, 8) uint32); a Montgomery copy is made once for evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from gpu.cpupool import parallel_for
+from gpu.cudashim import cache_enabled
+from gpu.fields import (
+    fr_add,
+    fr_from_ints,
+    fr_load,
+    fr_mul,
+    fr_store,
+    fr_to_mont,
+    fr_zero,
+)
+from gpu.fields.constants import R_MODULUS
+
+FORMAT = "psagent-r1cs"
+FORMAT_VERSION = 1
+
+
+class UnsatisfiedConstraint(AssertionError):
+    """A.w * B.w != C.w at ``index`` (a circuit constraint; input constraints always hold)."""
+
+    def __init__(self, index: int, a: int, b: int, c: int) -> None:
+        super().__init__(f"constraint {index} is not satisfied: (A.w)(B.w) = {a}*{b} != C.w = {c}")
+        self.index, self.a, self.b, self.c = index, a, b, c
+
+
+@dataclass
+class CSR:
+    """One constraint matrix: row_ptr (m+1,) int64, cols (nnz,) uint32 unified indices, vals (nnz, 8) canonical."""
+
+    row_ptr: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    _mont: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.cols.shape[0])
+
+    def mont_vals(self) -> np.ndarray:
+        if self._mont is None:
+            self._mont = fr_to_mont(np.ascontiguousarray(self.vals)) if self.nnz else self.vals.copy()
+        return self._mont
+
+    @staticmethod
+    def from_rows(rows: list[list[tuple[int, int]]]) -> CSR:
+        """From per-row lists of (column, coefficient as a Python int)."""
+        ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([len(r) for r in rows])
+        cols = np.array([c for r in rows for c, _ in r], dtype=np.uint32)
+        vals = fr_from_ints([v % R_MODULUS for r in rows for _, v in r]).reshape(-1, 8)
+        return CSR(ptr, cols, vals)
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _spmv_n(lo, hi, ptr, cols, vals, w, out):  # type: ignore[no-untyped-def]
+    for i in range(lo, hi):
+        acc = fr_zero()
+        for e in range(ptr[i], ptr[i + 1]):
+            acc = fr_add(acc, fr_mul(fr_load(vals, e), fr_load(w, cols[e])))
+        fr_store(out, i, acc)
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _column_sums_n(lo, hi, ptr, cols, vals, lag, out):  # type: ignore[no-untyped-def]
+    # out[col] += vals[e] * lag[row] for rows [lo, hi) (serial: columns collide across rows)
+    for i in range(lo, hi):
+        li = fr_load(lag, i)
+        for e in range(ptr[i], ptr[i + 1]):
+            c = cols[e]
+            fr_store(out, c, fr_add(fr_load(out, c), fr_mul(fr_load(vals, e), li)))
+
+
+@dataclass
+class R1CS:
+    """A constraint system: ``num_inputs`` includes ONE; ``a``, ``b``, ``c`` have one row per circuit constraint."""
+
+    num_inputs: int
+    num_aux: int
+    a: CSR
+    b: CSR
+    c: CSR
+
+    def __post_init__(self) -> None:
+        m = self.num_constraints
+        nvars = self.num_vars
+        if self.num_inputs < 1:
+            raise ValueError("an R1CS has at least the input ONE")
+        for name, mat in (("A", self.a), ("B", self.b), ("C", self.c)):
+            if mat.row_ptr.shape != (m + 1,) or mat.row_ptr[0] != 0 or mat.row_ptr[-1] != mat.nnz:
+                raise ValueError(f"{name}: row_ptr does not describe {m} rows of {mat.nnz} entries")
+            if mat.vals.shape != (mat.nnz, 8) or mat.vals.dtype != np.uint32:
+                raise ValueError(f"{name}: vals must be ({mat.nnz}, 8) uint32")
+            if mat.nnz and int(mat.cols.max()) >= nvars:
+                raise ValueError(f"{name}: column {int(mat.cols.max())} >= {nvars} variables")
+
+    @property
+    def num_constraints(self) -> int:
+        return int(self.a.row_ptr.shape[0] - 1)
+
+    @property
+    def num_vars(self) -> int:
+        return self.num_inputs + self.num_aux
+
+    @property
+    def num_constraints_total(self) -> int:
+        """Circuit constraints plus bellperson's input constraints."""
+        return self.num_constraints + self.num_inputs
+
+    @property
+    def domain_log(self) -> int:
+        """log2 of the evaluation domain: the next power of two >= num_constraints_total."""
+        return max(0, (self.num_constraints_total - 1).bit_length())
+
+    # ------------------------------------------------------------------ density (cuzk PCE: a_aux, b_input, b_aux)
+
+    def density(self) -> Density:
+        def used(mat: CSR) -> np.ndarray:
+            u = np.zeros(self.num_vars, dtype=bool)
+            u[mat.cols] = True
+            return u
+
+        ua, ub = used(self.a), used(self.b)
+        return Density(a_aux=ua[self.num_inputs:], b_input=ub[: self.num_inputs], b_aux=ub[self.num_inputs:])
+
+    # ------------------------------------------------------------------ evaluation
+
+    def evaluate(self, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A.w, B.w, C.w) in Montgomery form, each of num_constraints_total rows (input constraints appended:
+        a = x_i, b = c = 0). ``witness`` is the full assignment, canonical (num_vars, 8) with witness[0] = 1."""
+        w = check_witness(witness, self.num_vars)
+        wm = fr_to_mont(w)
+        m, k = self.num_constraints, self.num_inputs
+        outs = []
+        for mat in (self.a, self.b, self.c):
+            out = np.zeros((m + k, 8), dtype=np.uint32)
+            parallel_for(_spmv_n, m, mat.row_ptr, mat.cols, mat.mont_vals(), wm, out, min_chunk=1024)
+            outs.append(out)
+        outs[0][m:] = wm[:k]
+        return outs[0], outs[1], outs[2]
+
+    def first_unsatisfied(self, witness: np.ndarray) -> int | None:
+        """Index of the first constraint with A.w * B.w != C.w, or None."""
+        from gpu.fields import fr_mul_batch
+
+        a, b, c = self.evaluate(witness)
+        bad = np.any(fr_mul_batch(a, b) != c, axis=1)
+        return int(np.argmax(bad)) if bad.any() else None
+
+    def check(self, witness: np.ndarray) -> None:
+        """Raise UnsatisfiedConstraint naming the first failing constraint."""
+        i = self.first_unsatisfied(witness)
+        if i is not None:
+            from gpu.fields import fr_decode
+
+            a, b, c = self.evaluate(witness)
+            av, bv, cv = (fr_decode(x[i : i + 1])[0] for x in (a, b, c))
+            raise UnsatisfiedConstraint(i, av, bv, cv)
+
+    def column_sums(self, lagrange: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """u_j, v_j, w_j = sum over constraints k of M[k, j] * lagrange[k] for M = A, B, C (Montgomery), with the
+        input constraints included: the QAP polynomials of every variable evaluated at tau (setup)."""
+        m, k = self.num_constraints, self.num_inputs
+        if lagrange.shape[0] < m + k:
+            raise ValueError("need one Lagrange coefficient per constraint (input constraints included)")
+        outs = []
+        for mat in (self.a, self.b, self.c):
+            out = np.zeros((self.num_vars, 8), dtype=np.uint32)
+            _column_sums_n(0, m, mat.row_ptr, mat.cols, mat.mont_vals(), lagrange, out)
+            outs.append(out)
+        from gpu.fields import fr_add_batch
+
+        outs[0][:k] = fr_add_batch(outs[0][:k], np.ascontiguousarray(lagrange[m : m + k]))
+        return outs[0], outs[1], outs[2]
+
+    # ------------------------------------------------------------------ on-disk cache
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write meta.json + one .npy per array, atomically (temporary directory, then rename)."""
+        final = Path(directory)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp", dir=final.parent))
+        try:
+            meta = {"format": FORMAT, "version": FORMAT_VERSION, "num_inputs": self.num_inputs,
+                    "num_aux": self.num_aux, "num_constraints": self.num_constraints,
+                    "nnz": {"A": self.a.nnz, "B": self.b.nnz, "C": self.c.nnz}, "vals": "canonical-le-u32x8"}
+            for name, mat in (("A", self.a), ("B", self.b), ("C", self.c)):
+                np.save(tmp / f"{name}_row_ptr.npy", np.ascontiguousarray(mat.row_ptr, dtype=np.int64))
+                np.save(tmp / f"{name}_cols.npy", np.ascontiguousarray(mat.cols, dtype=np.uint32))
+                np.save(tmp / f"{name}_vals.npy", np.ascontiguousarray(mat.vals, dtype=np.uint32))
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return final
+
+    @staticmethod
+    def load(directory: str | os.PathLike[str], mmap: bool = True) -> R1CS:
+        """Read a saved R1CS (arrays memory-mapped unless mmap=False); checks the header and the shapes."""
+        d = Path(directory)
+        meta = json.loads((d / "meta.json").read_text())
+        if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{d}: not a {FORMAT} v{FORMAT_VERSION} directory")
+        mode = "r" if mmap else None
+        mats = []
+        for name in ("A", "B", "C"):
+            mats.append(CSR(np.load(d / f"{name}_row_ptr.npy", mmap_mode=mode),
+                            np.load(d / f"{name}_cols.npy", mmap_mode=mode),
+                            np.load(d / f"{name}_vals.npy", mmap_mode=mode)))
+            if mats[-1].nnz != meta["nnz"][name]:
+                raise ValueError(f"{d}: {name} has {mats[-1].nnz} entries, header says {meta['nnz'][name]}")
+        r = R1CS(int(meta["num_inputs"]), int(meta["num_aux"]), *mats)
+        if r.num_constraints != meta["num_constraints"]:
+            raise ValueError(f"{d}: {r.num_constraints} rows, header says {meta['num_constraints']}")
+        return r
+
+
+@dataclass(frozen=True)
+class Density:
+    """Which variables each query needs (bellperson's DensityTracker; A-inputs are always full)."""
+
+    a_aux: np.ndarray
+    b_input: np.ndarray
+    b_aux: np.ndarray
+
+
+def check_witness(witness: np.ndarray, nvars: int) -> np.ndarray:
+    w = np.ascontiguousarray(witness)
+    if w.dtype != np.uint32 or w.shape != (nvars, 8):
+        raise ValueError(f"witness must be ({nvars}, 8) uint32 canonical Fr, got {w.dtype} {w.shape}")
+    if w[0, 0] != 1 or w[0, 1:].any():
+        raise ValueError("witness[0] must be ONE (1)")
+    return w
