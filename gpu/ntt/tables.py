@@ -81,10 +81,6 @@ class Scale:
     hi: np.ndarray  # (2^(logn-L), 8)
     lbits: int
 
-    @property
-    def key(self) -> tuple[int, int]:
-        return (self.mode, id(self))
-
 
 _EMPTY = np.zeros((1, 8), dtype=np.uint32)
 NO_SCALE = Scale(MODE_NONE, _EMPTY, _EMPTY, _EMPTY, 0)
@@ -92,7 +88,8 @@ NO_SCALE = Scale(MODE_NONE, _EMPTY, _EMPTY, _EMPTY, 0)
 
 def scale(logn: int, which: str, canonical: bool = False) -> Scale:
     """The factor table of one transform step, cached. which: "coset" (g^i), "inv" (n^-1), "inv_coset"
-    (g^-i n^-1), or "one" (1: only useful with canonical=True, to leave Montgomery form)."""
+    (g^-i n^-1), "coset_ninv" (g^i n^-1: an unscaled inverse followed by a coset forward, the H step), or
+    "one" (1: only useful with canonical=True, to leave Montgomery form)."""
     check_log(logn)
     key = (logn, which, canonical)
     with _lock:
@@ -105,8 +102,8 @@ def scale(logn: int, which: str, canonical: bool = False) -> Scale:
         c = ninv if which == "inv" else 1
         const = fr_from_ints([c]) if canonical else fr_encode([c])
         s = Scale(MODE_CONST, const, _EMPTY, _EMPTY, 0)
-    elif which in ("coset", "inv_coset"):
-        g = GENERATOR if which == "coset" else pow(GENERATOR, R_MODULUS - 2, R_MODULUS)
+    elif which in ("coset", "inv_coset", "coset_ninv"):
+        g = pow(GENERATOR, R_MODULUS - 2, R_MODULUS) if which == "inv_coset" else GENERATOR
         c = 1 if which == "coset" else ninv
         lbits = (logn + 1) // 2
         lo = powers(g, 1 << lbits, c, montgomery=not canonical)

@@ -1,0 +1,33 @@
+"""Small CUDA kernels of the prover (padding the quotient's input buffers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numba import cuda, uint32
+
+from gpu.cudashim import kernel
+
+THREADS = 256
+
+
+@kernel
+def _zero_rows_kernel(a, start):  # type: ignore[no-untyped-def]
+    i = cuda.grid(1) + start
+    if i < a.shape[0]:
+        for j in range(8):
+            a[i, j] = uint32(0)
+
+
+def zero_rows(d2: Any, start: int) -> None:
+    """d2[start:, :] = 0 for an (n, 8) device array."""
+    n = d2.shape[0] - start
+    if n > 0:
+        _zero_rows_kernel[(n + THREADS - 1) // THREADS, THREADS](d2, start)
+
+
+def ptx_signatures(arr: Any) -> list[tuple[str, object, tuple]]:
+    """(name, kernel, numba signature) for benchmarks/ptx_check_ntt.py."""
+    from numba import types
+
+    return [("zero_rows", _zero_rows_kernel, (arr(2), types.int64))]

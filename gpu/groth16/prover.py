@@ -1,0 +1,279 @@
+"""The Groth16 prover (bellperson's create_proof, SupraSeal's GPU split), CPU and CUDA, single or batched.
+
+Per circuit, a straight line of timed phases:
+  quotient   a, b, c (= A.w, B.w, C.w on the domain) -> iNTT (NR, the 1/n deferred) -> coset NTT (RN, g^i/n fused)
+             -> (a b - c) / (g^n - 1) -> coset iNTT (NR, g^-i/n fused, result out of Montgomery form): the
+             coefficients of h in bit-reversed order. No bit reversal runs: the H bases are permuted once when
+             the ProvingKey is built (position p holds H[bitrev(p)]; the slot of h_(n-1), always 0, the identity).
+  msm_h      sum h_i H_i
+  msm_l      sum aux_j L_j
+  msm_a      inputs (all) + aux with A-density
+  msm_b_g1 / msm_b_g2   inputs with B-density + aux with B-density (the MSM engine skips zeros, sums ones and
+             runs Pippenger on the rest: gpu.msm)
+  epilogue   A = alpha + r delta + A'; B = beta + s delta + B'; C = s A' + r B1' + rs delta + s alpha + r beta + H' + L'
+r and s come from the OS CSPRNG unless given (deterministic mode: CPU and CUDA then give identical bytes).
+Batches (several assignments of one shape) share the resident bases of one ProvingKey: the SRS is loaded and
+uploaded once, and each circuit's MSMs run over it in turn.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpu.curves import G1, G2
+from gpu.device import Device, get_device
+from gpu.fields import fr_encode, fr_from_ints, fr_mul_batch, fr_sub_batch
+from gpu.fields.constants import R_MODULUS as R
+from gpu.groth16.params import Parameters, Proof
+from gpu.groth16.r1cs import R1CS, Density
+from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
+from gpu.ntt.tables import NO_SCALE, scale
+
+
+@dataclass
+class Assignment:
+    """One circuit instance: the full witness (canonical, ONE first) and A.w, B.w, C.w (Montgomery, one row per
+    constraint including the input constraints)."""
+
+    witness: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    num_inputs: int
+
+    @staticmethod
+    def from_r1cs(r1cs: R1CS, witness: np.ndarray) -> Assignment:
+        a, b, c = r1cs.evaluate(witness)
+        return Assignment(np.ascontiguousarray(witness), a, b, c, r1cs.num_inputs)
+
+    @property
+    def inputs(self) -> np.ndarray:
+        return self.witness[: self.num_inputs]
+
+    @property
+    def aux(self) -> np.ndarray:
+        return self.witness[self.num_inputs :]
+
+
+def bitrev_indices(logn: int) -> np.ndarray:
+    """bitrev(p) for p in [0, 2^logn), int64."""
+    p = np.arange(1 << logn, dtype=np.int64)
+    out = np.zeros_like(p)
+    for _ in range(logn):
+        out = (out << 1) | (p & 1)
+        p >>= 1
+    return out
+
+
+def permuted_h_bases(h: np.ndarray, logn: int) -> np.ndarray:
+    """H bases in bit-reversed positions with the identity in the slot of index n - 1."""
+    n = 1 << logn
+    if h.shape[0] != n - 1:
+        raise ValueError(f"H query has {h.shape[0]} points, domain 2^{logn} needs {n - 1}")
+    rev = bitrev_indices(logn)
+    out = np.zeros((n,) + h.shape[1:], dtype=np.uint32)
+    ok = rev < n - 1
+    out[ok] = h[rev[ok]]
+    return out
+
+
+# ------------------------------------------------------------------------------------------- quotient
+
+
+def quotient_cpu(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int) -> np.ndarray:
+    """h's coefficients, canonical, in bit-reversed order (n, 8)."""
+    n = 1 << logn
+    abc = np.zeros((3, n, 8), dtype=np.uint32)
+    for k, x in enumerate((a, b, c)):
+        abc[k, : x.shape[0]] = x
+    transform_cpu(abc, logn, plan(Order.NR), True, NO_SCALE, NO_SCALE)
+    transform_cpu(abc, logn, plan(Order.RN), False, scale(logn, "coset_ninv"), NO_SCALE)
+    zinv = fr_encode([pow(vanishing_on_coset(logn), R - 2, R)])
+    h = fr_mul_batch(fr_sub_batch(fr_mul_batch(abc[0], abc[1]), abc[2]), zinv)
+    h3 = h.reshape(1, n, 8)
+    transform_cpu(h3, logn, plan(Order.NR), True, NO_SCALE, scale(logn, "inv_coset", canonical=True))
+    return h
+
+
+def quotient_cuda(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, dev: Device) -> Any:
+    """Like quotient_cpu, on the device (the caller holds it); returns an (n, 8) device array."""
+    from numba import cuda
+
+    from gpu.ntt import cuda as ncu
+
+    n = 1 << logn
+    d = cuda.device_array((3, n, 8), dtype=np.uint32)
+    for k, x in enumerate((a, b, c)):
+        m = x.shape[0]
+        d[k, :m].copy_to_device(np.ascontiguousarray(x))
+        if m < n:
+            _zero_rows(d[k], m)
+    transform_cuda(d, logn, plan(Order.NR), True, NO_SCALE, NO_SCALE, device=dev)
+    transform_cuda(d, logn, plan(Order.RN), False, scale(logn, "coset_ninv"), NO_SCALE, device=dev)
+    zinv = cuda.to_device(fr_encode([pow(vanishing_on_coset(logn), R - 2, R)]))
+    ncu.h_pointwise(d[0], d[1], d[2], zinv)
+    transform_cuda(d[0:1], logn, plan(Order.NR), True, NO_SCALE, scale(logn, "inv_coset", canonical=True),
+                   device=dev)
+    return d[0]
+
+
+def _zero_rows(d2: Any, start: int) -> None:
+    from gpu.groth16 import cuda_kernels
+
+    cuda_kernels.zero_rows(d2, start)
+
+
+# ------------------------------------------------------------------------------------------- keys
+
+
+class ProvingKey:
+    """Parameters made ready for proving on one backend/device: bases resident (uploaded once for CUDA), the
+    H bases permuted for the bit-reversed quotient, and the density that maps the witness onto the A/B queries."""
+
+    def __init__(self, params: Parameters, density: Density, *, backend: str = "cpu",
+                 device: Device | int | None = None) -> None:
+        from gpu.msm import MSMContext
+
+        if backend not in ("cpu", "cuda"):
+            raise ValueError(f"backend must be 'cpu' or 'cuda', not {backend!r}")
+        self.params = params
+        self.vk = params.vk
+        self.backend = backend
+        self.device = get_device(device) if backend == "cuda" else None
+        self.density = density
+        self.num_inputs = params.vk.num_inputs
+        self.num_aux = params.l.shape[0]
+        self.logn = params.domain_log
+        self.a_aux_idx = np.flatnonzero(density.a_aux)
+        self.b_inp_idx = np.flatnonzero(density.b_input)
+        self.b_aux_idx = np.flatnonzero(density.b_aux)
+        if density.a_aux.shape[0] != self.num_aux or density.b_input.shape[0] != self.num_inputs:
+            raise ValueError("density does not match the parameters' variable counts")
+        if params.a.shape[0] != self.num_inputs + self.a_aux_idx.shape[0]:
+            raise ValueError(f"A query has {params.a.shape[0]} points, the density needs "
+                             f"{self.num_inputs + self.a_aux_idx.shape[0]}")
+        nb = self.b_inp_idx.shape[0] + self.b_aux_idx.shape[0]
+        if params.b_g1.shape[0] != nb or params.b_g2.shape[0] != nb:
+            raise ValueError(f"B queries have {params.b_g1.shape[0]}/{params.b_g2.shape[0]} points, density needs {nb}")
+        if not (self.vk.delta_g1.any() and self.vk.delta_g2.any()):
+            raise ValueError("delta is the identity (subversion-CRS attack)")
+        kw: dict[str, Any] = {"backend": backend, "device": self.device}
+        self.ctx = {
+            "h": MSMContext(permuted_h_bases(params.h, self.logn), **kw),
+            "l": MSMContext(params.l, **kw),
+            "a": MSMContext(params.a, **kw),
+            "b_g1": MSMContext(params.b_g1, **kw),
+            "b_g2": MSMContext(params.b_g2, **kw),
+        }
+
+    def scalars(self, asg: Assignment) -> dict[str, np.ndarray]:
+        """The scalar vector of each MSM except H."""
+        inp, aux = asg.inputs, asg.aux
+        if inp.shape[0] != self.num_inputs or aux.shape[0] != self.num_aux:
+            raise ValueError(f"assignment has {inp.shape[0]} inputs / {aux.shape[0]} aux, key expects "
+                             f"{self.num_inputs} / {self.num_aux}")
+        b = np.concatenate([inp[self.b_inp_idx], aux[self.b_aux_idx]])
+        return {"l": aux, "a": np.concatenate([inp, aux[self.a_aux_idx]]), "b_g1": b, "b_g2": b}
+
+
+def _random_scalar() -> int:
+    return secrets.randbelow(R)
+
+
+def prove(pk: ProvingKey, assignments: Assignment | Sequence[Assignment], *,
+          r: int | Sequence[int] | None = None, s: int | Sequence[int] | None = None,
+          timings: list[dict[str, float]] | None = None) -> list[Proof]:
+    """Proofs for one or several assignments of the key's circuit shape. ``r``/``s`` (one int per circuit, or
+    one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives one
+    dict of per-phase seconds per circuit."""
+    asgs = [assignments] if isinstance(assignments, Assignment) else list(assignments)
+    nc = len(asgs)
+    rs = _per_circuit(r, nc)
+    ss = _per_circuit(s, nc)
+    proofs = []
+    for k, asg in enumerate(asgs):
+        t: dict[str, float] = {}
+        if pk.backend == "cuda":
+            assert pk.device is not None
+            with pk.device.use():
+                res = _msms_cuda(pk, asg, t)
+        else:
+            res = _msms_cpu(pk, asg, t)
+        t0 = time.perf_counter()
+        proofs.append(_epilogue(pk, res, rs[k], ss[k]))
+        t["epilogue"] = time.perf_counter() - t0
+        t["total"] = sum(v for key, v in t.items() if key != "total")
+        if timings is not None:
+            timings.append(t)
+    return proofs
+
+
+def _per_circuit(v: int | Sequence[int] | None, nc: int) -> list[int]:
+    if v is None:
+        return [_random_scalar() for _ in range(nc)]
+    if isinstance(v, int):
+        return [v % R] * nc
+    vals = [int(x) % R for x in v]
+    if len(vals) != nc:
+        raise ValueError(f"{len(vals)} randomisers for {nc} circuits")
+    return vals
+
+
+def _check_abc(pk: ProvingKey, asg: Assignment) -> None:
+    n = 1 << pk.logn
+    for name, x in (("a", asg.a), ("b", asg.b), ("c", asg.c)):
+        if x.shape[0] > n or x.ndim != 2 or x.shape[1] != 8:
+            raise ValueError(f"{name} has shape {x.shape}; the domain holds {n} rows of 8 limbs")
+
+
+def _msms_cpu(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, np.ndarray]:
+    _check_abc(pk, asg)
+    t0 = time.perf_counter()
+    h = quotient_cpu(asg.a, asg.b, asg.c, pk.logn)
+    t["quotient"] = time.perf_counter() - t0
+    out = {}
+    for name, sc in [("h", h)] + list(pk.scalars(asg).items()):
+        t0 = time.perf_counter()
+        out[name] = pk.ctx[name].msm(np.ascontiguousarray(sc))
+        t["msm_" + name] = time.perf_counter() - t0
+    return out
+
+
+def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, np.ndarray]:
+    from numba import cuda
+
+    _check_abc(pk, asg)
+    assert pk.device is not None
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    d_h = quotient_cuda(asg.a, asg.b, asg.c, pk.logn, pk.device)
+    cuda.synchronize()
+    t["quotient"] = time.perf_counter() - t0
+    out = {}
+    for name, sc in [("h", d_h)] + list(pk.scalars(asg).items()):
+        t0 = time.perf_counter()
+        out[name] = pk.ctx[name].msm(sc if name == "h" else np.ascontiguousarray(sc))
+        cuda.synchronize()
+        t["msm_" + name] = time.perf_counter() - t0
+    del d_h
+    return out
+
+
+def _epilogue(pk: ProvingKey, m: dict[str, np.ndarray], r: int, s: int) -> Proof:
+    vk = pk.vk
+    pts1 = np.concatenate([vk.delta_g1, m["a"][None], m["b_g1"][None], vk.delta_g1, vk.alpha_g1, vk.beta_g1])
+    sc1 = fr_from_ints([r, s, r, r * s % R, s, r])
+    p1 = G1.mul(pts1, sc1)  # r delta, s A', r B1', rs delta, s alpha, r beta
+    a = G1.add(G1.add(vk.alpha_g1, p1[0:1]), m["a"][None])
+    c = p1[1:2]
+    for part in (p1[2:3], p1[3:4], p1[4:5], p1[5:6], m["h"][None], m["l"][None]):
+        c = G1.add(c, part)
+    sd2 = G2.mul(vk.delta_g2, fr_from_ints([s]))
+    b = G2.add(G2.add(vk.beta_g2, sd2), m["b_g2"][None])
+    return Proof(a, b, c)
