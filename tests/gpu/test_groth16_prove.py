@@ -1,0 +1,145 @@
+"""Groth16 end to end. Oracles: the pure-Python reference setup/prover (gpu.groth16.reference: Python integers +
+pyblst, no engine arithmetic), pyblst directly (a verifier written here from deps.md §1.3), and py_ecc on small
+sizes. Every positive check has its negative: a wrong public input and a flipped proof byte are rejected."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _circuits import random_circuit  # tests/gpu is on sys.path
+from pyblst import BlstP1Element, BlstP2Element, final_verify, miller_loop
+
+from gpu.cudashim import simulator
+from gpu.curves import G1, G2
+from gpu.fields import fr_to_ints
+from gpu.fields.constants import R_MODULUS as R
+from gpu.groth16 import reference
+from gpu.groth16.params import Parameters, Proof
+from gpu.groth16.prover import Assignment, ProvingKey, prove
+from gpu.groth16.setup import UnconstrainedVariable, generate, toxic_from_seed
+from gpu.groth16.synthetic import SyntheticCircuit
+from gpu.groth16.verifier import diagnose, prepare_verifying_key, verify, verify_batch
+
+
+def pyblst_direct(params: Parameters, proof: bytes, inputs: list[int]) -> bool:
+    """deps.md §1.3 with pyblst only (points from the .vk's compressed form)."""
+    vk = params.vk
+    al = BlstP1Element.uncompress(G1.to_bytes(vk.alpha_g1))
+    be, ga, de = (BlstP2Element.uncompress(G2.to_bytes(x)) for x in (vk.beta_g2, vk.gamma_g2, vk.delta_g2))
+    ic = [BlstP1Element.uncompress(G1.to_bytes(vk.ic[i : i + 1])) for i in range(vk.ic.shape[0])]
+    a, b, c = (BlstP1Element.uncompress(proof[:48]), BlstP2Element.uncompress(proof[48:144]),
+               BlstP1Element.uncompress(proof[144:]))
+    acc = ic[0]
+    for x, p in zip(inputs, ic[1:], strict=True):
+        acc = acc + p.scalar_mul(x)
+    return bool(final_verify(miller_loop(a, b), miller_loop(al, be) * miller_loop(acc, ga) * miller_loop(c, de)))
+
+
+def py_ecc_verify(params: Parameters, proof: bytes, inputs: list[int]) -> bool:
+    from py_ecc.optimized_bls12_381 import FQ, FQ2, FQ12, add, final_exponentiate, multiply, neg
+    from py_ecc.optimized_bls12_381.optimized_pairing import miller_loop as ml
+
+    def g1(arr: np.ndarray) -> tuple:
+        x, y = G1.decode(arr)[0]
+        return (FQ(x), FQ(y), FQ(1))
+
+    def g2(arr: np.ndarray) -> tuple:
+        (x0, x1), (y0, y1) = G2.decode(arr)[0]
+        return (FQ2([x0, x1]), FQ2([y0, y1]), FQ2([1, 0]))
+
+    pr = Proof.from_bytes(proof)
+    vk = params.vk
+    acc = g1(vk.ic[0:1])
+    for i, x in enumerate(inputs):
+        acc = add(acc, multiply(g1(vk.ic[i + 1 : i + 2]), x))
+    f = (ml(g2(pr.b), neg(g1(pr.a)), final_exponentiate=False) * ml(g2(vk.beta_g2), g1(vk.alpha_g1), False)
+         * ml(g2(vk.gamma_g2), acc, False) * ml(g2(vk.delta_g2), g1(pr.c), False))
+    return final_exponentiate(f) == FQ12.one()
+
+
+def flip(proof: bytes, i: int) -> bytes:
+    return proof[:i] + bytes([proof[i] ^ 0x01]) + proof[i + 1 :]
+
+
+def test_setup_and_proof_equal_the_reference(seed: int) -> None:
+    r1cs, w, xs = random_circuit(seed, num_public=2, num_constraints=9)
+    tw = toxic_from_seed(seed)
+    params = generate(r1cs, _toxic=tw)
+    assert params.to_bytes() == reference.setup(r1cs, tw).to_bytes(), f"seed {seed}"
+    r, s = seed % R, (seed * 7 + 3) % R
+    proof = prove(ProvingKey(params, r1cs.density()), Assignment.from_r1cs(r1cs, w), r=r, s=s)[0].to_bytes()
+    assert proof == reference.prove(params, r1cs, fr_to_ints(w), r, s), f"seed {seed}"
+    assert verify(params.vk, proof, xs)
+    assert pyblst_direct(params, proof, xs)
+    assert py_ecc_verify(params, proof, xs)
+    wrong = [(xs[0] + 1) % R] + xs[1:]
+    assert not verify(params.vk, proof, wrong) and not pyblst_direct(params, proof, wrong)
+    assert not py_ecc_verify(params, proof, wrong)
+    for i in (0, 47, 100, 191):
+        assert not verify(params.vk, flip(proof, i), xs), f"byte {i} seed {seed}"
+
+
+def test_random_proofs_batches_and_diagnosis(seed: int) -> None:
+    r1cs, w, xs = random_circuit(seed + 1, num_public=3, num_constraints=20)
+    params = generate(r1cs, test_seed=seed)
+    pk = ProvingKey(params, r1cs.density())
+    asg = Assignment.from_r1cs(r1cs, w)
+    p1, p2, p3 = (p.to_bytes() for p in prove(pk, [asg, asg, asg]))  # fresh CSPRNG r, s per circuit
+    assert len({p1, p2, p3}) == 3, "zero-knowledge randomisers must differ"
+    pvk = prepare_verifying_key(params.vk)
+    assert all(verify(pvk, p, xs) for p in (p1, p2, p3))
+    assert verify_batch(pvk, [p1, p2, p3], [xs, xs, xs])
+    wrong = [xs[0], (xs[1] + 5) % R, xs[2]]
+    assert not verify_batch(pvk, [p1, p2, p3], [xs, wrong, xs])
+    assert diagnose(pvk, [p1, p2, p3], [xs, wrong, xs]) == [True, False, True]
+    assert not verify_batch(pvk, [p1, flip(p2, 150), p3], [xs, xs, xs])
+    assert not verify(pvk, p1, xs[:2]) and not verify(pvk, p1, [R] + xs[1:])
+
+
+def test_unconstrained_variable_is_refused() -> None:
+    from gpu.groth16.r1cs import CSR, R1CS
+
+    r1cs = R1CS(1, 2, CSR.from_rows([[(1, 1)]]), CSR.from_rows([[(0, 1)]]), CSR.from_rows([[(1, 1)]]))
+    with pytest.raises(UnconstrainedVariable, match="aux variable 1"):
+        generate(r1cs, test_seed=1)
+
+
+def test_wrong_shapes_are_refused(seed: int) -> None:
+    r1cs, w, _ = random_circuit(seed, num_constraints=6)
+    other, _, _ = random_circuit(seed, num_constraints=7)
+    params = generate(r1cs, test_seed=1)
+    with pytest.raises(ValueError):
+        ProvingKey(params, other.density())
+    pk = ProvingKey(params, r1cs.density())
+    with pytest.raises(ValueError, match="assignment"):
+        prove(pk, Assignment.from_r1cs(other, random_circuit(seed, num_constraints=7)[1]))
+
+
+@pytest.mark.slow
+def test_cuda_proof_equals_cpu_bytes(seed: int) -> None:
+    """CUDA backend (simulator in CI, the GPU with PSAGENT_REAL_CUDA=1) == CPU, byte for byte, for fixed r, s."""
+    sc = SyntheticCircuit(40 if simulator() else 5000, num_public=2, seed=seed)
+    r1cs = sc.r1cs()
+    params = generate(r1cs, test_seed=seed)
+    asg = Assignment.from_r1cs(r1cs, sc.witness())
+    cpu = prove(ProvingKey(params, r1cs.density()), asg, r=5, s=9)[0].to_bytes()
+    gpu = prove(ProvingKey(params, r1cs.density(), backend="cuda"), asg, r=5, s=9)[0].to_bytes()
+    assert gpu == cpu, f"seed {seed}"
+    assert verify(params.vk, gpu, sc.public_inputs())
+    assert not verify(params.vk, gpu, [sc.public_inputs()[0] ^ 1, sc.public_inputs()[1]])
+
+
+@pytest.mark.slow
+def test_filecoin_like_circuit_of_200k_constraints(seed: int) -> None:
+    """The synthetic family at 200,000 constraints (domain 2^18, ~88 % boolean witness): setup, prove on the
+    CPU from the structure's direct evaluations, verify with our verifier and with pyblst directly."""
+    sc = SyntheticCircuit(200_000, num_public=4, seed=seed)
+    r1cs = sc.r1cs()
+    params = generate(r1cs, test_seed=seed)
+    w, a, b, c = sc.evaluations()
+    pk = ProvingKey(params, r1cs.density())
+    proof = prove(pk, Assignment(w, a, b, c, r1cs.num_inputs))[0].to_bytes()
+    xs = sc.public_inputs()
+    assert verify(params.vk, proof, xs) and pyblst_direct(params, proof, xs)
+    assert not verify(params.vk, proof, xs[:3] + [(xs[3] + 1) % R])
+    assert not verify(params.vk, flip(proof, 10), xs)

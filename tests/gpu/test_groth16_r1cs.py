@@ -1,0 +1,86 @@
+"""R1CS container: evaluation, satisfiability with the first failing constraint, density, on-disk cache; the
+synthetic circuit family's direct evaluations against its matrices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _circuits import random_circuit  # tests/gpu is on sys.path
+
+from gpu.fields import fr_decode, fr_from_ints, fr_to_ints
+from gpu.fields.constants import R_MODULUS as R
+from gpu.groth16.r1cs import CSR, R1CS, UnsatisfiedConstraint
+from gpu.groth16.synthetic import SyntheticCircuit
+
+
+def test_evaluate_matches_python_integers(seed: int) -> None:
+    r1cs, w, _ = random_circuit(seed)
+    wi = fr_to_ints(w)
+    a, b, c = r1cs.evaluate(w)
+    rows = (r1cs.a, r1cs.b, r1cs.c)
+    for mat, got in zip(rows, (a, b, c), strict=True):
+        vals = fr_to_ints(np.ascontiguousarray(mat.vals))
+        want = [sum(vals[e] * wi[int(mat.cols[e])] for e in range(int(mat.row_ptr[i]), int(mat.row_ptr[i + 1])))
+                % R for i in range(r1cs.num_constraints)]
+        assert fr_decode(got)[: r1cs.num_constraints] == want, f"seed {seed}"
+    # bellperson's input constraints x_i * 0 = 0 are appended
+    assert fr_decode(a)[r1cs.num_constraints :] == wi[: r1cs.num_inputs]
+    assert not b[r1cs.num_constraints :].any() and not c[r1cs.num_constraints :].any()
+    assert r1cs.first_unsatisfied(w) is None
+    r1cs.check(w)
+
+
+def test_first_failing_constraint_is_named(seed: int) -> None:
+    r1cs, w, _ = random_circuit(seed, num_constraints=10)
+    bad = w.copy()
+    last = r1cs.num_vars - 1  # z of the last constraint: only that row uses it
+    bad[last] = fr_from_ints([(fr_to_ints(w[last : last + 1])[0] + 1) % R])[0]
+    assert r1cs.first_unsatisfied(bad) == r1cs.num_constraints - 1
+    with pytest.raises(UnsatisfiedConstraint, match=f"constraint {r1cs.num_constraints - 1} "):
+        r1cs.check(bad)
+    with pytest.raises(ValueError, match="ONE"):
+        r1cs.check(np.zeros_like(w))
+
+
+def test_save_load_round_trip(tmp_path: Path, seed: int) -> None:
+    r1cs, w, _ = random_circuit(seed)
+    r1cs.save(tmp_path / "c")
+    back = R1CS.load(tmp_path / "c")
+    assert isinstance(back.a.vals, np.memmap)
+    for x, y in zip((r1cs.a, r1cs.b, r1cs.c), (back.a, back.b, back.c), strict=True):
+        np.testing.assert_array_equal(x.row_ptr, y.row_ptr)
+        np.testing.assert_array_equal(x.cols, y.cols)
+        np.testing.assert_array_equal(x.vals, y.vals)
+    for x, y in zip(r1cs.evaluate(w), back.evaluate(w), strict=True):
+        np.testing.assert_array_equal(x, y)
+    (tmp_path / "c" / "meta.json").write_text('{"format": "other"}')
+    with pytest.raises(ValueError, match="not a psagent-r1cs"):
+        R1CS.load(tmp_path / "c")
+
+
+def test_shape_validation() -> None:
+    rows = CSR.from_rows([[(5, 1)]])
+    with pytest.raises(ValueError, match="column 5"):
+        R1CS(1, 1, rows, CSR.from_rows([[]]), CSR.from_rows([[]]))
+
+
+@pytest.mark.parametrize("m", [37, 1000])
+def test_synthetic_family(m: int, seed: int) -> None:
+    sc = SyntheticCircuit(m, num_public=2, seed=seed)
+    r1cs = sc.r1cs()
+    w, a, b, c = sc.evaluations()
+    for x, y in zip((a, b, c), r1cs.evaluate(w), strict=True):
+        np.testing.assert_array_equal(x, y, err_msg=f"seed {seed}")
+    assert r1cs.first_unsatisfied(w) is None
+    aux = np.asarray(fr_to_ints(w[r1cs.num_inputs :]))
+    boolean = np.mean([v in (0, 1) for v in aux])
+    assert 0.85 <= boolean <= 0.97, boolean  # Filecoin-like: mostly bits
+    assert fr_to_ints(w[1:3]) == sc.public_inputs()
+    d = r1cs.density()
+    assert d.b_input.all() and d.a_aux.any() and d.b_aux.any()
+    # flipping one bit breaks its group's packing row (the boolean row still holds)
+    bad = w.copy()
+    bad[r1cs.num_inputs + 16 + 3, 0] ^= 1
+    assert r1cs.first_unsatisfied(bad) == 16 + 14
