@@ -4,6 +4,8 @@ sizes. Every positive check has its negative: a wrong public input and a flipped
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from _circuits import random_circuit  # tests/gpu is on sys.path
@@ -129,15 +131,18 @@ def test_cuda_proof_equals_cpu_bytes(seed: int) -> None:
     assert not verify(params.vk, gpu, [sc.public_inputs()[0] ^ 1, sc.public_inputs()[1]])
 
 
+LARGE = int(os.environ.get("PSAGENT_TEST_CONSTRAINTS", "130000"))  # domain 2^17 in CI; the device run uses 300000
+
+
 @pytest.mark.slow
-def test_filecoin_like_circuit_of_200k_constraints(seed: int) -> None:
-    """The synthetic family at 200,000 constraints (domain 2^18, ~88 % boolean witness): setup, prove on the
-    CPU from the structure's direct evaluations, verify with our verifier and with pyblst directly."""
-    sc = SyntheticCircuit(200_000, num_public=4, seed=seed)
+def test_filecoin_like_large_circuit(seed: int) -> None:
+    """The synthetic family at LARGE constraints (~88 % boolean witness): setup, prove from the structure's direct
+    evaluations (CPU, or CUDA with PSAGENT_REAL_CUDA=1), verify with our verifier and with pyblst directly."""
+    sc = SyntheticCircuit(LARGE, num_public=4, seed=seed)
     r1cs = sc.r1cs()
     params = generate(r1cs, test_seed=seed)
     w, a, b, c = sc.evaluations()
-    pk = ProvingKey(params, r1cs.density())
+    pk = ProvingKey(params, r1cs.density(), backend="cpu" if simulator() else "cuda")
     proof = prove(pk, Assignment(w, a, b, c, r1cs.num_inputs))[0].to_bytes()
     xs = sc.public_inputs()
     assert verify(params.vk, proof, xs) and pyblst_direct(params, proof, xs)
