@@ -37,7 +37,7 @@ def fq_mul_chain(a, b, out, iters):  # type: ignore[no-untyped-def]
         fq_store(out, i, x)
 
 
-@kernel
+@kernel(max_registers=168)
 def madd_chain(start, table, out, iters):  # type: ignore[no-untyped-def]
     """out[i] = start[i] + sum_k table[(7i + 131k) mod len(table)] (XYZZ += affine)."""
     i = cuda.grid(1)

@@ -41,7 +41,6 @@ def kernels() -> list[tuple[str, object, tuple]]:
     import gpu_kernels as bk
 
     from gpu.msm import accumulate, batch_add, integrate, sort
-    from gpu.msm import context as ctx
 
     i64, u32, u8 = types.int64, types.uint32, types.uint8
     out = [
@@ -52,8 +51,8 @@ def kernels() -> list[tuple[str, object, tuple]]:
         ("histogram", sort.histogram, (arr(2), arr(1, u8), i64, i64, i64, arr(1))),
         ("scatter", sort.scatter, (arr(2), arr(1, u8), i64, i64, i64, arr(1), arr(1), arr(1))),
         ("scan_tiles", sort._scan_tiles, (arr(1), arr(1), arr(1), i64)),
-        ("fill_u32", ctx._fill_u32, (arr(1), i64)),
-        ("gather_rows", ctx._gather_rows, (arr(2), i64, arr(2))),
+        ("fill_u32", sort.fill_u32, (arr(1), i64)),
+        ("gather_rows", integrate.gather_rows, (arr(2), i64, arr(2))),
     ]
     for g, nd in (("g1", 3), ("g2", 4)):
         out += [
@@ -63,6 +62,7 @@ def kernels() -> list[tuple[str, object, tuple]]:
                 accumulate.accumulate_chunks,
                 (arr(nd), arr(1), arr(1), arr(1), i64, i64, arr(nd), arr(nd), arr(nd)),
             ),
+            (f"reduce_heads_{g}", accumulate.reduce_heads, (arr(1), arr(1), i64, i64, i64, i64, arr(nd))),
             (f"fixup_{g}", accumulate.fixup_buckets, (arr(1), i64, i64, arr(nd), arr(nd), arr(nd))),
             (f"integrate_{g}", integrate.integrate_segments, (arr(nd), arr(1), i64, i64, i64, i64, arr(nd))),
             (f"tree_step_{g}", integrate.tree_step, (arr(nd), i64, i64, i64)),

@@ -16,11 +16,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent
 
 
-def _load_constants():  # type: ignore[no-untyped-def]
+def _load_constants() -> ModuleType:
     # Loaded by path so that regenerating works even when the generated modules (which gpu.fields imports)
     # are missing or broken.
     spec = importlib.util.spec_from_file_location("_bls_constants", ROOT / "fields" / "constants.py")

@@ -24,12 +24,13 @@ from numba import config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_CPU_OPTS: Any = {"no_cpython_wrapper": True}
 _SIM_REJECTS = ("forceinline", "launch_bounds", "max_registers", "lto", "lineinfo")
 
 
 def simulator() -> bool:
     """True when numba.cuda is the CUDA simulator (kernels run as Python on numpy scalars)."""
-    return bool(config.ENABLE_CUDASIM)
+    return bool(getattr(config, "ENABLE_CUDASIM", 0))
 
 
 def cache_enabled() -> bool:
@@ -49,9 +50,9 @@ def jitable(fn: F) -> F:
     """
     from numba.core.extending import overload as cpu_overload
 
-    cpu_overload(fn, target="cpu", jit_options={"no_cpython_wrapper": True}, strict=False)(lambda *a: fn)
+    cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: fn)
     if not simulator():
-        from numba.cuda.extending import overload as cuda_overload
+        from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
 
         cuda_overload(fn, target="cuda", jit_options={"forceinline": True}, strict=False)(lambda *a: fn)
     return fn
@@ -74,9 +75,9 @@ def jitable_cold(fn: F) -> F:
     g.__qualname__ = fn.__qualname__ + "_cold"
     g.__doc__ = fn.__doc__
     g.__module__ = fn.__module__
-    cpu_overload(g, target="cpu", jit_options={"no_cpython_wrapper": True}, strict=False)(lambda *a: g)
+    cpu_overload(g, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: g)
     if not simulator():
-        from numba.cuda.extending import overload as cuda_overload
+        from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
 
         cuda_overload(g, target="cuda", jit_options={}, strict=False)(lambda *a: g)
     return g  # type: ignore[return-value]
@@ -91,9 +92,9 @@ def dispatching(choose: Callable[..., Any], inline: bool = True) -> Callable[[F]
     def wrap(fn: F) -> F:
         from numba.core.extending import overload as cpu_overload
 
-        cpu_overload(fn, target="cpu", jit_options={"no_cpython_wrapper": True}, strict=False)(choose)
+        cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(choose)
         if not simulator():
-            from numba.cuda.extending import overload as cuda_overload
+            from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
 
             opts = {"forceinline": True} if inline else {}
             cuda_overload(fn, target="cuda", jit_options=opts, strict=False)(choose)
@@ -128,12 +129,14 @@ def _make_umul64hi() -> Callable[[Any, Any], Any]:
     from numba import cuda, int64, uint64
     from numba.cuda import libdevice
 
-    @cuda.jit(device=True, forceinline=True)
-    def umul64hi(a, b):  # type: ignore[no-untyped-def]
+    jit: Any = cuda.jit
+
+    @jit(device=True, forceinline=True)
+    def umul64hi(a, b):
         # libdevice types it int64: wrap the result (gpu.md §4.1, the int64 + uint64 promotion trap).
         return uint64(libdevice.umul64hi(int64(a), int64(b)))
 
-    return umul64hi  # type: ignore[no-any-return]
+    return umul64hi  # type: ignore[no-any-return,unused-ignore]
 
 
 umul64hi = _make_umul64hi()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from agent.cli.common import not_implemented
@@ -9,16 +11,66 @@ from agent.cli.common import not_implemented
 app = typer.Typer(help="Benchmarks (field, curve, ntt, msm, prove, e2e, c1-parse).", no_args_is_help=True)
 
 
-@app.command()
-def field() -> None:
-    """Fr / Fq multiplication throughput."""
-    not_implemented("bench field", "P4 GPU engine I")
+def _gpu_bench() -> Any:
+    """benchmarks/gpu_bench.py (field/curve/MSM measurements) from the repository checkout."""
+    import importlib.util
+    from pathlib import Path
+
+    from agent.cli.common import EXIT_USAGE, fail
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_bench.py"
+    if not path.exists():
+        fail(f"{path} not found: run the GPU benchmarks from a source checkout", EXIT_USAGE)
+    spec = importlib.util.spec_from_file_location("psagent_gpu_bench", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _finish(result: dict[str, Any], json_out: str | None) -> None:
+    """Write JSON if asked; exit 1 if any benchmarked result failed its check."""
+    import json
+    from pathlib import Path
+
+    from agent.cli.common import EXIT_FAILURE, fail
+
+    if json_out:
+        Path(json_out).write_text(json.dumps(result, indent=1))
+    text = json.dumps(result)
+    if '"verified": false' in text or '"cpu_equals_gpu": false' in text:
+        fail("a benchmarked result did not match its check", EXIT_FAILURE)
 
 
 @app.command()
-def curve() -> None:
-    """G1 mixed-addition throughput."""
-    not_implemented("bench curve", "P4 GPU engine I")
+def field(
+    backend: str = typer.Option("cuda", "--backend", help="cuda or cpu."),  # noqa: B008
+    log2n: int = typer.Option(20, "--log2n", help="2^k elements (threads)."),  # noqa: B008
+    reps: int = typer.Option(7, "--reps", min=5, help="Timed runs after the warm-up (median reported)."),  # noqa: B008
+    json_out: str | None = typer.Option(None, "--json", help="Also write the result as JSON here."),  # noqa: B008
+) -> None:
+    """Fr / Fq Montgomery multiplication throughput (verified against Python integers)."""
+    gb = _gpu_bench()
+    res = {"env": gb.environment(), "field": gb.bench_field(backend, log2n, reps)}
+    for name, r in res["field"].items():
+        rate, ms, ok = r["G_mul_per_s"], r["median_ms"], r["verified"]
+        typer.echo(f"{name}: {rate:.2f} G mul/s  median {ms:.3f} ms  verified={ok}")
+    _finish(res, json_out)
+
+
+@app.command()
+def curve(
+    log2n: int = typer.Option(19, "--log2n", help="2^k threads."),  # noqa: B008
+    reps: int = typer.Option(7, "--reps", min=5, help="Timed runs after the warm-up (median reported)."),  # noqa: B008
+    json_out: str | None = typer.Option(None, "--json", help="Also write the result as JSON here."),  # noqa: B008
+) -> None:
+    """G1 XYZZ += affine mixed-addition throughput on the GPU (verified against the CPU)."""
+    gb = _gpu_bench()
+    res = {"env": gb.environment(), "curve": gb.bench_curve("cuda", log2n, reps=reps)}
+    r = res["curve"]["g1_madd"]
+    rate, ms, ok = r["G_madd_per_s"], r["median_ms"], r["verified"]
+    typer.echo(f"g1 madd: {rate:.3f} G/s  median {ms:.3f} ms  verified={ok}")
+    _finish(res, json_out)
 
 
 @app.command()
@@ -28,9 +80,27 @@ def ntt() -> None:
 
 
 @app.command()
-def msm() -> None:
-    """G1/G2 MSM."""
-    not_implemented("bench msm", "P5 GPU engine II")
+def msm(
+    sizes: list[int] = typer.Option([16], "--log2n", help="Sizes 2^k (repeat the option)."),  # noqa: B008
+    group: str = typer.Option("g1", "--group", help="g1 or g2."),  # noqa: B008
+    backend: str = typer.Option("cuda", "--backend", help="cuda or cpu."),  # noqa: B008
+    kind: str = typer.Option("random", "--kind", help="random scalars, or bits (0/1, the Groth16 split)."),  # noqa: B008
+    reps: int = typer.Option(5, "--reps", min=5, help="Timed runs after the warm-up (median reported)."),  # noqa: B008
+    windows: list[int] = typer.Option([], "--window", help="Window sizes to compare (default: auto)."),  # noqa: B008
+    cpu_check: bool = typer.Option(False, "--cpu-check", help="Also require CPU == GPU on the same input."),  # noqa: B008
+    period_log2: int = typer.Option(24, "--period-log2", help="2^k distinct bases, then repeated."),  # noqa: B008
+    json_out: str | None = typer.Option(None, "--json", help="Also write the result as JSON here."),  # noqa: B008
+) -> None:
+    """G1/G2 MSM: median of warm runs, every result checked (blst; optionally CPU == GPU)."""
+    from agent.cli.common import EXIT_USAGE, fail
+
+    if group not in ("g1", "g2") or backend not in ("cuda", "cpu") or kind not in ("random", "bits"):
+        fail("--group g1|g2, --backend cuda|cpu, --kind random|bits", EXIT_USAGE)
+    gb = _gpu_bench()
+    runs = [
+        gb.bench_msm(group, k, backend, reps, kind, windows or None, cpu_check, period_log2) for k in sizes
+    ]
+    _finish({"env": gb.environment(), "msm": runs}, json_out)
 
 
 @app.command()

@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (Numba kernel / device code: typed by Numba, not meaningfully by mypy)
 """Group-generic point operations: one kernel source for G1 and G2.
 
 Each function picks the G1 or G2 formula from its argument types when compiled (an XYZZ/affine tuple whose
@@ -26,15 +28,15 @@ def _pt_is_g1_py(p: Any) -> bool:
     return len(p[0]) == 12
 
 
-def _on_point(name: str, inline: bool = True):  # type: ignore[no-untyped-def]
+def _on_point(name: str, inline: bool = True):
     """Generic over the group of the first (point) argument."""
     g1f, g2f = getattr(_g1, "g1_" + name), getattr(_g2, "g2_" + name)
 
-    def choose(p, *rest):  # type: ignore[no-untyped-def]
+    def choose(p, *rest):
         return g1f if _pt_is_g1_type(p) else g2f
 
-    def decorate(fn):  # type: ignore[no-untyped-def]
-        def py(p, *rest):  # type: ignore[no-untyped-def]
+    def decorate(fn):
+        def py(p, *rest):
             return (g1f if _pt_is_g1_py(p) else g2f)(p, *rest)
 
         py.__name__ = py.__qualname__ = "pt_" + name
@@ -44,15 +46,15 @@ def _on_point(name: str, inline: bool = True):  # type: ignore[no-untyped-def]
     return decorate
 
 
-def _on_array(name: str, ndim_g1: int):  # type: ignore[no-untyped-def]
+def _on_array(name: str, ndim_g1: int):
     """Generic over the group of the first (array) argument, by its number of dimensions."""
     g1f, g2f = getattr(_g1, "g1_" + name), getattr(_g2, "g2_" + name)
 
-    def choose(arr, *rest):  # type: ignore[no-untyped-def]
+    def choose(arr, *rest):
         return g1f if arr.ndim == ndim_g1 else g2f
 
-    def decorate(fn):  # type: ignore[no-untyped-def]
-        def py(arr, *rest):  # type: ignore[no-untyped-def]
+    def decorate(fn):
+        def py(arr, *rest):
             return (g1f if arr.ndim == ndim_g1 else g2f)(arr, *rest)
 
         py.__name__ = py.__qualname__ = "pt_" + name
@@ -63,70 +65,70 @@ def _on_array(name: str, ndim_g1: int):  # type: ignore[no-untyped-def]
 
 
 @_on_point("xyzz_add_affine")
-def xyzz_add_affine(p, q):  # type: ignore[no-untyped-def]
+def xyzz_add_affine(p, q):
     """XYZZ p + affine q."""
 
 
 @_on_point("xyzz_add")
-def xyzz_add(p, q):  # type: ignore[no-untyped-def]
+def xyzz_add(p, q):
     """XYZZ p + XYZZ q."""
 
 
 @_on_point("xyzz_add_cold", inline=False)
-def xyzz_add_cold(p, q):  # type: ignore[no-untyped-def]
+def xyzz_add_cold(p, q):
     """XYZZ p + XYZZ q as a device-function call (cold kernels: reduction, fix-ups)."""
 
 
 @_on_point("xyzz_mul_small_cold", inline=False)
-def xyzz_mul_small_cold(p, k):  # type: ignore[no-untyped-def]
+def xyzz_mul_small_cold(p, k):
     """k*p for a small integer k, as a call."""
 
 
 @_on_point("xyzz_dbl")
-def xyzz_dbl(p):  # type: ignore[no-untyped-def]
+def xyzz_dbl(p):
     """2p."""
 
 
 @_on_point("xyzz_neg")
-def xyzz_neg(p):  # type: ignore[no-untyped-def]
+def xyzz_neg(p):
     """-p."""
 
 
 @_on_point("xyzz_is_identity")
-def xyzz_is_identity(p):  # type: ignore[no-untyped-def]
+def xyzz_is_identity(p):
     """p == O."""
 
 
 @_on_point("xyzz_mul_small")
-def xyzz_mul_small(p, k):  # type: ignore[no-untyped-def]
+def xyzz_mul_small(p, k):
     """k*p for a small non-negative integer k."""
 
 
 @_on_point("affine_neg")
-def affine_neg(q):  # type: ignore[no-untyped-def]
+def affine_neg(q):
     """-q (affine)."""
 
 
 @_on_point("xyzz_from_affine")
-def xyzz_from_affine(q):  # type: ignore[no-untyped-def]
+def xyzz_from_affine(q):
     """Affine -> XYZZ."""
 
 
 @_on_array("load_affine", 3)
-def load_affine(arr, i):  # type: ignore[no-untyped-def]
+def load_affine(arr, i):
     """Affine point i of a (n, 2, 12) or (n, 2, 2, 12) array."""
 
 
 @_on_array("load_xyzz", 3)
-def load_xyzz(arr, i):  # type: ignore[no-untyped-def]
+def load_xyzz(arr, i):
     """XYZZ point i of a (n, 4, 12) or (n, 4, 2, 12) array."""
 
 
 @_on_array("store_xyzz", 3)
-def store_xyzz(arr, i, p):  # type: ignore[no-untyped-def]
+def store_xyzz(arr, i, p):
     """Store XYZZ point p at index i."""
 
 
 @_on_array("xyzz_identity_like", 3)
-def xyzz_identity_like(arr):  # type: ignore[no-untyped-def]
+def xyzz_identity_like(arr):
     """The XYZZ identity of the group of ``arr``'s points."""

@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (Numba kernel / device code: typed by Numba, not meaningfully by mypy)
 """Fq2 = Fq[u]/(u^2 + 1), the field of G2 coordinates.
 
 An element is a pair (c0, c1) of Fq 12-limb tuples meaning c0 + c1*u; arrays hold it as (..., 2, 12) with c0
@@ -34,53 +36,53 @@ from gpu.cudashim import cache_enabled, jitable
 
 
 @jitable
-def fq2_zero():  # type: ignore[no-untyped-def]
+def fq2_zero():
     return (fq_zero(), fq_zero())
 
 
 @jitable
-def fq2_one():  # type: ignore[no-untyped-def]
+def fq2_one():
     return (fq_one(), fq_zero())
 
 
 @jitable
-def fq2_is_zero(a):  # type: ignore[no-untyped-def]
+def fq2_is_zero(a):
     return fq_is_zero(a[0]) and fq_is_zero(a[1])
 
 
 @jitable
-def fq2_eq(a, b):  # type: ignore[no-untyped-def]
+def fq2_eq(a, b):
     return fq_eq(a[0], b[0]) and fq_eq(a[1], b[1])
 
 
 @jitable
-def fq2_add(a, b):  # type: ignore[no-untyped-def]
+def fq2_add(a, b):
     return (fq_add(a[0], b[0]), fq_add(a[1], b[1]))
 
 
 @jitable
-def fq2_dbl(a):  # type: ignore[no-untyped-def]
+def fq2_dbl(a):
     return (fq_dbl(a[0]), fq_dbl(a[1]))
 
 
 @jitable
-def fq2_sub(a, b):  # type: ignore[no-untyped-def]
+def fq2_sub(a, b):
     return (fq_sub(a[0], b[0]), fq_sub(a[1], b[1]))
 
 
 @jitable
-def fq2_neg(a):  # type: ignore[no-untyped-def]
+def fq2_neg(a):
     return (fq_neg(a[0]), fq_neg(a[1]))
 
 
 @jitable
-def fq2_conj(a):  # type: ignore[no-untyped-def]
+def fq2_conj(a):
     """c0 - c1*u (the Frobenius map on Fq2)."""
     return (a[0], fq_neg(a[1]))
 
 
 @jitable
-def fq2_mul(a, b):  # type: ignore[no-untyped-def]
+def fq2_mul(a, b):
     """Karatsuba: v0 = a0*b0, v1 = a1*b1, c0 = v0 - v1, c1 = (a0 + a1)(b0 + b1) - v0 - v1."""
     v0 = fq_mul(a[0], b[0])
     v1 = fq_mul(a[1], b[1])
@@ -89,50 +91,50 @@ def fq2_mul(a, b):  # type: ignore[no-untyped-def]
 
 
 @jitable
-def fq2_sqr(a):  # type: ignore[no-untyped-def]
+def fq2_sqr(a):
     """c0 = (a0 + a1)(a0 - a1), c1 = 2*a0*a1."""
     return (fq_mul(fq_add(a[0], a[1]), fq_sub(a[0], a[1])), fq_dbl(fq_mul(a[0], a[1])))
 
 
 @jitable
-def fq2_mul_fq(a, s):  # type: ignore[no-untyped-def]
+def fq2_mul_fq(a, s):
     """a * s for s in Fq."""
     return (fq_mul(a[0], s), fq_mul(a[1], s))
 
 
 @jitable
-def fq2_inv(a):  # type: ignore[no-untyped-def]
+def fq2_inv(a):
     """1/a = conj(a) / (a0^2 + a1^2); the inverse of 0 is reported as 0."""
     t = fq_inv(fq_add(fq_sqr(a[0]), fq_sqr(a[1])))
     return (fq_mul(a[0], t), fq_neg(fq_mul(a[1], t)))
 
 
 @jitable
-def fq2_load2(arr, i, k):  # type: ignore[no-untyped-def]
+def fq2_load2(arr, i, k):
     """arr[i, k, :, :] of a (n, m, 2, 12) array."""
     return (fq_load3(arr, i, k, 0), fq_load3(arr, i, k, 1))
 
 
 @jitable
-def fq2_store2(arr, i, k, v):  # type: ignore[no-untyped-def]
+def fq2_store2(arr, i, k, v):
     fq_store3(arr, i, k, 0, v[0])
     fq_store3(arr, i, k, 1, v[1])
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _fq2_mul_n(lo, hi, a, b, out):  # type: ignore[no-untyped-def]
+def _fq2_mul_n(lo, hi, a, b, out):
     for i in range(lo, hi):
         fq2_store2(out, i, 0, fq2_mul(fq2_load2(a, i, 0), fq2_load2(b, i, 0)))
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _fq2_sqr_n(lo, hi, a, out):  # type: ignore[no-untyped-def]
+def _fq2_sqr_n(lo, hi, a, out):
     for i in range(lo, hi):
         fq2_store2(out, i, 0, fq2_sqr(fq2_load2(a, i, 0)))
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _fq2_inv_n(lo, hi, a, out):  # type: ignore[no-untyped-def]
+def _fq2_inv_n(lo, hi, a, out):
     for i in range(lo, hi):
         fq2_store2(out, i, 0, fq2_inv(fq2_load2(a, i, 0)))
 

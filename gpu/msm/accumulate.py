@@ -1,10 +1,12 @@
+# mypy: ignore-errors
+# (Numba kernel / device code: typed by Numba, not meaningfully by mypy)
 """Bucket accumulation: sum the sorted points of each bucket into XYZZ |buckets| without atomics.
 
 Stage A gives each thread a fixed chunk of K sorted entries (so a huge bucket cannot serialise on one
 thread). A run of one bucket that lies wholly inside the chunk is written to its bucket; a run cut by the
-chunk's start goes to head[t], one cut by its end to tail[t]. Stage B completes the buckets that span
-chunks: tail (or head, if the bucket starts exactly at a chunk start) of the first chunk, plus the heads of
-the following ones.
+chunk's start goes to head[t], one cut by its end to tail[t]. The heads of the chunks t0+1..t1 that a
+bucket spans are contiguous: reduce_heads folds them pairwise in log2(span) launches (a bucket holding half
+of all points must not become one thread's serial loop), and fixup adds the first chunk's part.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from gpu.curves.generic import (
     load_affine,
     load_xyzz,
     store_xyzz,
+    xyzz_add,
     xyzz_add_affine,
-    xyzz_add_cold,
     xyzz_identity_like,
 )
 
@@ -27,8 +29,8 @@ U32 = np.uint32
 MASK = np.uint32(0x7FFFFFFF)
 
 
-@kernel
-def accumulate_chunks(bases, sorted_idx, sorted_bkt, bstart, m, k, buckets, head, tail):  # type: ignore[no-untyped-def]
+@kernel(max_registers=168)
+def accumulate_chunks(bases, sorted_idx, sorted_bkt, bstart, m, k, buckets, head, tail):
     t = cuda.grid(1)
     lo = t * k
     if lo >= m:
@@ -60,7 +62,27 @@ def accumulate_chunks(bases, sorted_idx, sorted_bkt, bstart, m, k, buckets, head
 
 
 @kernel
-def fixup_buckets(bstart, nb, k, buckets, head, tail):  # type: ignore[no-untyped-def]
+def reduce_heads(sorted_bkt, bstart, m, k, nchunks, stride, head):
+    """One tree level over the heads of each bucket's chunks t0+1..t1: head[t] += head[t + stride] for
+    t - (t0+1) a multiple of 2*stride."""
+    t = cuda.grid(1)
+    if t >= nchunks or t * k >= m:
+        return
+    g = sorted_bkt[t * k]
+    s = bstart[g]
+    e = bstart[g + 1]
+    t0 = s // k
+    t1 = (e - 1) // k
+    j = t - (t0 + 1)
+    if j < 0 or j % (2 * stride) != 0 or t + stride > t1:
+        return
+    store_xyzz(head, t, xyzz_add(load_xyzz(head, t), load_xyzz(head, t + stride)))
+
+
+@kernel
+def fixup_buckets(bstart, nb, k, buckets, head, tail):
+    """Bucket g spanning chunks t0 < t1: its first part (tail[t0], or head[t0] if it starts the chunk) plus
+    head[t0 + 1], which reduce_heads made the sum of the heads t0+1..t1."""
     g = cuda.grid(1)
     if g >= nb:
         return
@@ -72,7 +94,5 @@ def fixup_buckets(bstart, nb, k, buckets, head, tail):  # type: ignore[no-untype
     t1 = (e - 1) // k
     if t0 == t1:
         return
-    acc = load_xyzz(head, t0) if s == t0 * k else load_xyzz(tail, t0)
-    for t in range(t0 + 1, t1 + 1):
-        acc = xyzz_add_cold(acc, load_xyzz(head, t))
-    store_xyzz(buckets, g, acc)
+    first = load_xyzz(head, t0) if s == t0 * k else load_xyzz(tail, t0)
+    store_xyzz(buckets, g, xyzz_add(first, load_xyzz(head, t0 + 1)))

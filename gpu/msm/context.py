@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from gpu.cudashim import kernel
 from gpu.curves import G1, G2
 from gpu.curves._host import Group
 from gpu.device import Device, get_device
@@ -166,7 +165,7 @@ class MSMContext:
             nb = 1 << (c - 1)
             total = nwin * nb
             counts = cuda.device_array(total + 1, dtype=np.uint32)
-            _fill_u32[_blocks(total + 1, LIGHT_THREADS), LIGHT_THREADS](counts, 0)
+            sort.fill_u32[_blocks(total + 1, LIGHT_THREADS), LIGHT_THREADS](counts, 0)
             sort.histogram[_blocks(m, LIGHT_THREADS), LIGHT_THREADS](d_s, cls, c, nwin, nb, counts)
             bstart = cuda.device_array(total + 1, dtype=np.uint32)
             sort.exclusive_scan(counts, bstart, total + 1)
@@ -187,6 +186,12 @@ class MSMContext:
             accumulate.accumulate_chunks[_blocks(nchunks, POINT_THREADS), POINT_THREADS](
                 bases, sorted_idx, sorted_bkt, bstart, nent, k, buckets, head, tail
             )
+            stride = 1
+            while stride < nchunks:  # log2 levels; a bucket spanning many chunks is folded in parallel
+                accumulate.reduce_heads[_blocks(nchunks, POINT_THREADS), POINT_THREADS](
+                    sorted_bkt, bstart, nent, k, nchunks, stride, head
+                )
+                stride *= 2
             accumulate.fixup_buckets[_blocks(total, POINT_THREADS), POINT_THREADS](
                 bstart, total, k, buckets, head, tail
             )
@@ -199,7 +204,7 @@ class MSMContext:
             )
             integrate.tree_sum(segs, nseg, nwin, POINT_THREADS)
             d_wins = cuda.device_array((nwin, 4) + coord, dtype=np.uint32)
-            _gather_rows[
+            integrate.gather_rows[
                 _blocks(nwin * 4 * 12 * (2 if len(coord) == 2 else 1), LIGHT_THREADS), LIGHT_THREADS
             ](segs.reshape(nwin * nseg, -1), nseg, d_wins.reshape(nwin, -1))
             wins = d_wins.copy_to_host()
@@ -214,8 +219,8 @@ class MSMContext:
         if timings is not None:
             marks[-1][1].synchronize()
             for (_, a), (name, b) in zip(marks, marks[1:], strict=False):
-                timings[name + "_ms"] = cuda.event_elapsed_time(a, b)
-            timings["total_ms"] = cuda.event_elapsed_time(marks[0][1], marks[-1][1])
+                timings[name + "_ms"] = a.elapsed_time(b)
+            timings["total_ms"] = marks[0][1].elapsed_time(marks[-1][1])
             timings["window_bits"] = float(c)
             timings["n_one"] = float(n_one)
             timings["n_other"] = float(n_other)
@@ -229,24 +234,6 @@ def _chunk(nent: int) -> int:
     while k < 256 and nent // k > (1 << 20):
         k *= 2
     return k
-
-
-@kernel
-def _fill_u32(arr, value):  # type: ignore[no-untyped-def]
-    i = cuda.grid(1)
-    if i < arr.shape[0]:
-        arr[i] = value
-
-
-@kernel
-def _gather_rows(src, stride, dst):  # type: ignore[no-untyped-def]
-    """dst[w, :] = src[w * stride, :] (2-D views)."""
-    t = cuda.grid(1)
-    width = dst.shape[1]
-    if t < dst.shape[0] * width:
-        w = t // width
-        j = t - w * width
-        dst[w, j] = src[w * stride, j]
 
 
 def msm(

@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (Numba kernel / device code: typed by Numba, not meaningfully by mypy)
 """CPU MSM (Numba, threads): Pippenger with signed windows, the Groth16 split, XYZZ buckets.
 
 Takes affine |bases| ((n, 2, 12) G1 or (n, 2, 2, 12) G2, Montgomery) and canonical |scalars| ((n, 8)) and
@@ -27,7 +29,7 @@ from gpu.msm.digits import _digits_n, num_windows
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _window_sum(w, bases, digits, buckets, out):  # type: ignore[no-untyped-def]
+def _window_sum(w, bases, digits, buckets, out):
     # buckets: (B, 4, ...) scratch; bucket j holds the points whose digit is ±(j + 1).
     nb = buckets.shape[0]
     for j in range(nb):
@@ -53,7 +55,7 @@ def _window_sum(w, bases, digits, buckets, out):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _sum_ones_n(lo, hi, bases, cls, partial, slot):  # type: ignore[no-untyped-def]
+def _sum_ones_n(lo, hi, bases, cls, partial, slot):
     acc = xyzz_identity_like(bases)
     for i in range(lo, hi):
         if cls[i] == 1:
@@ -62,7 +64,7 @@ def _sum_ones_n(lo, hi, bases, cls, partial, slot):  # type: ignore[no-untyped-d
 
 
 @njit(nogil=True, cache=cache_enabled())
-def combine_windows(wins, c, extra, out):  # type: ignore[no-untyped-def]
+def combine_windows(wins, c, extra, out):
     """out[0] = sum_w 2^(c*w) * wins[w] + sum(extra) (Horner: c doublings per window, top down)."""
     nwin = wins.shape[0]
     acc = load_xyzz(wins, nwin - 1)

@@ -20,6 +20,7 @@ GROUPS = {"g1": G1, "g2": G2}
 IDENT = {"g1": BlstP1Element, "g2": BlstP2Element}
 
 
+@pytest.mark.slow  # mostly first-use compilation (> 5 s cold on the 2-core CI machine)
 @pytest.mark.parametrize("name", ["g1", "g2"])
 def test_add_double_neg_mul_vs_blst(name: str, seed: int) -> None:
     rnd = random.Random(seed)
@@ -109,6 +110,7 @@ def _jac_kernel(group: str):  # type: ignore[no-untyped-def]
     return run
 
 
+@pytest.mark.slow  # mostly first-use compilation (> 5 s cold on the 2-core CI machine)
 @pytest.mark.parametrize("name", ["g1", "g2"])
 def test_jacobian_forms(name: str, seed: int) -> None:
     rnd = random.Random(seed)

@@ -29,6 +29,7 @@ def _sample(f: SimpleNamespace, rnd: random.Random, k: int) -> list[int]:
     return edge + [rnd.randrange(f.m) for _ in range(k)]
 
 
+@pytest.mark.slow  # mostly first-use compilation (> 5 s cold on the 2-core CI machine)
 @pytest.mark.parametrize("f", FIELDS, ids=ids)
 def test_batch_ops_match_python_ints(f: SimpleNamespace, seed: int) -> None:
     rnd = random.Random(seed)

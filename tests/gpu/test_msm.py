@@ -27,6 +27,7 @@ def _oracle(pts: list, ks: list[int], ident):  # type: ignore[no-untyped-def]
     return acc
 
 
+@pytest.mark.slow  # mostly first-use compilation (> 5 s cold on the 2-core CI machine)
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 64, 333, 1024, 4096])
 def test_g1_random_sizes(n: int, seed: int) -> None:
     rnd = random.Random(seed)
@@ -36,6 +37,7 @@ def test_g1_random_sizes(n: int, seed: int) -> None:
     assert G1.to_blst(res[None])[0] == _oracle(pts, ks, BlstP1Element), (seed, n)
 
 
+@pytest.mark.slow  # mostly first-use compilation (> 5 s cold on the 2-core CI machine)
 @pytest.mark.parametrize("n", [1, 7, 200])
 def test_g2_random_sizes(n: int, seed: int) -> None:
     rnd = random.Random(seed)

@@ -33,6 +33,7 @@ def _check(name: str, a: np.ndarray, pts: list, ks: list[int], window: int | Non
     assert G.to_blst(gpu[None])[0] == _oracle(pts, ks, ident), seed
 
 
+@pytest.mark.slow  # mostly first-use compilation (> 5 s cold on the 2-core CI machine)
 @pytest.mark.parametrize("name", ["g1", "g2"])
 def test_random(name: str, seed: int) -> None:
     rnd = random.Random(seed)
@@ -65,6 +66,7 @@ def test_one_bucket_spanning_many_threads(seed: int) -> None:
     assert G1.to_blst(got[None])[0] == pts[0].scalar_mul(n * k % R), seed
 
 
+@pytest.mark.slow  # mostly first-use compilation (> 5 s cold on the 2-core CI machine)
 def test_exclusive_scan(rng: np.random.Generator) -> None:
     n = 5000 if SIM else 3_000_001  # > one tile of 2048: exercises the recursion
     x = rng.integers(0, 1000, size=n, dtype=np.uint32)
