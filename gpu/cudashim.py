@@ -16,6 +16,7 @@ a property of the process; :func:`simulator` reads it from numba's config each t
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,6 +24,20 @@ import numpy as np
 from numba import config
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _follow_environment() -> None:
+    """Re-read numba's config if NUMBA_ENABLE_CUDASIM changed after numba's config was first loaded (pytest
+    plugins load it before tests/conftest.py sets the variable) and numba.cuda is not imported yet: otherwise
+    the simulator would silently not be used."""
+    env = os.environ.get("NUMBA_ENABLE_CUDASIM")
+    if env is None or "numba.cuda" in sys.modules:
+        return
+    if (env.strip() not in ("", "0")) != bool(getattr(config, "ENABLE_CUDASIM", 0)):
+        config.reload_config()
+
+
+_follow_environment()
 
 _CPU_OPTS: Any = {"no_cpython_wrapper": True}
 _SIM_REJECTS = ("forceinline", "launch_bounds", "max_registers", "lto", "lineinfo")
