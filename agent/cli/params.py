@@ -1,27 +1,122 @@
-"""params generate / params info (Groth16 parameters in bellperson's layout)."""
+"""params generate / params info (Groth16 parameters in bellperson's .params/.vk layout)."""
 
 from __future__ import annotations
 
+import json
+import struct
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from agent.cli.common import not_implemented
+from agent.cli.common import EXIT_FAILURE, EXIT_NOT_IMPLEMENTED, EXIT_USAGE, fail
 
 app = typer.Typer(help="Groth16 parameters (bellperson .params/.vk layout).", no_args_is_help=True)
+
+TEST_MODE_NOTE = "TEST MODE: toxic waste derived from a public seed - INSECURE, anyone can forge proofs"
+SECURE_NOTE = "toxic waste drawn from the OS CSPRNG and discarded (never written)"
 
 
 @app.command()
 def generate(
-    sector_size: Annotated[str, typer.Option(help="2KiB or 8MiB.")] = "2KiB",
-    out: Annotated[Path | None, typer.Option(help="Output directory.")] = None,
+    sector_size: Annotated[str | None, typer.Option(help="2KiB or 8MiB (needs the PoRep circuit).")] = None,
+    r1cs: Annotated[Path | None, typer.Option("--r1cs", help="An R1CS directory (psagent-r1cs format).")] = None,
+    synthetic_constraints: Annotated[int | None, typer.Option(help="A synthetic circuit of N constraints.")] = None,
+    public_inputs: Annotated[int, typer.Option(help="Public inputs of the synthetic circuit.")] = 2,
+    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("params"),
+    name: Annotated[str | None, typer.Option(help="File stem (default from the circuit).")] = None,
+    test_seed: Annotated[int | None, typer.Option(help="Derive the toxic waste from this seed (INSECURE).")] = None,
 ) -> None:
-    """Development parameters (known toxic waste, marked as such)."""
-    not_implemented("params generate", "P6 Groth16 engine")
+    """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the toxic
+    waste was handled)."""
+    if sector_size is not None:
+        fail(f"--sector-size {sector_size}: parameters for the PoRep circuit need the StackedDRG circuit, which is "
+             "not implemented yet (the circuit issue is pending); use --r1cs DIR or --synthetic-constraints N",
+             EXIT_NOT_IMPLEMENTED)
+    if (r1cs is None) == (synthetic_constraints is None):
+        fail("give exactly one of --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
+    from gpu.groth16.r1cs import R1CS
+    from gpu.groth16.setup import UnconstrainedVariable, describe
+    from gpu.groth16.setup import generate as gen
+    from gpu.groth16.synthetic import SyntheticCircuit
+
+    if r1cs is not None:
+        try:
+            system = R1CS.load(r1cs)
+        except (OSError, ValueError, KeyError) as exc:
+            fail(f"cannot load R1CS from {r1cs}: {exc}", EXIT_USAGE)
+        stem = name or r1cs.name
+        circuit = {"r1cs": str(r1cs)}
+    else:
+        assert synthetic_constraints is not None
+        try:
+            system = SyntheticCircuit(synthetic_constraints, public_inputs).r1cs()
+        except ValueError as exc:
+            fail(str(exc), EXIT_USAGE)
+        stem = name or f"synthetic-{synthetic_constraints}-{public_inputs}"
+        circuit = {"synthetic_constraints": synthetic_constraints, "public_inputs": public_inputs}
+    try:
+        params = gen(system, test_seed=test_seed)
+    except UnconstrainedVariable as exc:
+        fail(str(exc), EXIT_FAILURE)
+    out.mkdir(parents=True, exist_ok=True)
+    params.write(out / f"{stem}.params")
+    params.vk.write(out / f"{stem}.vk")
+    meta = {"circuit": circuit, "toxic_waste": TEST_MODE_NOTE if test_seed is not None else SECURE_NOTE,
+            "test_mode": test_seed is not None, **describe(params)}
+    (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
+
+
+def _scan(path: Path) -> dict[str, object]:
+    """Section sizes of a .params or .vk file from its length fields (no point decoding)."""
+    from gpu.groth16.params import G1_UNC, G2_UNC, VK_FIXED
+
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        f.seek(VK_FIXED)
+        raw = f.read(4)
+        if len(raw) < 4:
+            raise ValueError("truncated")
+        (ic,) = struct.unpack(">I", raw)
+        pos = VK_FIXED + 4 + ic * G1_UNC
+        info: dict[str, object] = {"file": path.name, "bytes": size, "public_inputs_with_one": ic}
+        if path.suffix == ".vk":
+            if pos != size:
+                raise ValueError(f"vk is {size} bytes, layout says {pos}")
+            return info
+        for sec, unit in (("h", G1_UNC), ("l", G1_UNC), ("a", G1_UNC), ("b_g1", G1_UNC), ("b_g2", G2_UNC)):
+            f.seek(pos)
+            raw = f.read(4)
+            if len(raw) < 4:
+                raise ValueError(f"truncated before section {sec}")
+            (n,) = struct.unpack(">I", raw)
+            info[sec] = n
+            pos += 4 + n * unit
+        if pos > size:
+            raise ValueError(f"truncated: layout needs {pos} bytes, file has {size}")
+        info["domain_log"] = int(info["h"]).bit_length()  # type: ignore[call-overload]
+        info["trailing_bytes"] = size - pos
+        return info
 
 
 @app.command()
 def info(directory: Annotated[Path, typer.Argument()]) -> None:
-    """Describe the parameter files in a directory."""
-    not_implemented("params info", "P6 Groth16 engine")
+    """Describe the .params / .vk files in a directory (sizes from the layout's length fields)."""
+    files = sorted([*directory.glob("*.params"), *directory.glob("*.vk")]) if directory.is_dir() else []
+    if not files:
+        fail(f"no .params or .vk files in {directory}", EXIT_USAGE)
+    bad = False
+    for p in files:
+        try:
+            row = _scan(p)
+        except (OSError, ValueError) as exc:
+            typer.echo(f"{p.name}: INVALID ({exc})")
+            bad = True
+            continue
+        meta = p.with_suffix(".meta.json")
+        if meta.exists():
+            row["toxic_waste"] = json.loads(meta.read_text()).get("toxic_waste")
+        typer.echo(json.dumps(row))
+    if bad:
+        raise typer.Exit(EXIT_FAILURE)

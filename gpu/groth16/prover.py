@@ -105,8 +105,6 @@ def quotient_cuda(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, dev: D
     """Like quotient_cpu, on the device (the caller holds it); returns an (n, 8) device array."""
     from numba import cuda
 
-    from gpu.ntt import cuda as ncu
-
     n = 1 << logn
     d = cuda.device_array((3, n, 8), dtype=np.uint32)
     for k, x in enumerate((a, b, c)):
@@ -114,6 +112,16 @@ def quotient_cuda(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, dev: D
         d[k, :m].copy_to_device(np.ascontiguousarray(x))
         if m < n:
             _zero_rows(d[k], m)
+    return h_step_device(d, logn, dev)
+
+
+def h_step_device(d: Any, logn: int, dev: Device) -> Any:
+    """The H step on a resident (3, n, 8) device array holding a, b, c (Montgomery, zero-padded): 3 iNTT +
+    3 coset NTT + pointwise + 1 coset iNTT, no bit reversal; returns d[0] = h (canonical, bit-reversed)."""
+    from numba import cuda
+
+    from gpu.ntt import cuda as ncu
+
     transform_cuda(d, logn, plan(Order.NR), True, NO_SCALE, NO_SCALE, device=dev)
     transform_cuda(d, logn, plan(Order.RN), False, scale(logn, "coset_ninv"), NO_SCALE, device=dev)
     zinv = cuda.to_device(fr_encode([pow(vanishing_on_coset(logn), R - 2, R)]))
@@ -137,7 +145,7 @@ class ProvingKey:
     H bases permuted for the bit-reversed quotient, and the density that maps the witness onto the A/B queries."""
 
     def __init__(self, params: Parameters, density: Density, *, backend: str = "cpu",
-                 device: Device | int | None = None) -> None:
+                 device: Device | int | None = None, keep_host: bool = True) -> None:
         from gpu.msm import MSMContext
 
         if backend not in ("cpu", "cuda"):
@@ -171,7 +179,8 @@ class ProvingKey:
             "b_g1": MSMContext(params.b_g1, **kw),
             "b_g2": MSMContext(params.b_g2, **kw),
         }
-
+        if backend == "cuda" and not keep_host:
+            self.params = None  # type: ignore[assignment]  # the bases live on the device now
     def scalars(self, asg: Assignment) -> dict[str, np.ndarray]:
         """The scalar vector of each MSM except H."""
         inp, aux = asg.inputs, asg.aux

@@ -1,12 +1,15 @@
 """A synthetic circuit family with Filecoin-like witness statistics, at any size.
 
 Groups of GROUP = 16 constraints, each allocating 16 aux variables:
-  rows 0..13  bit_t * (1 - bit_t) = 0        (boolean constraints; bit_t random 0/1)
-  row 14      (sum_t 2^t bit_t) * 1 = v      (packing, as multipack/pack_into_inputs does)
-  row 15      v * prev = z                   (prev = public input x_(1 + g mod k) for the first k groups,
-                                              else the previous group's z: full-size field values)
-so 14 of 16 aux values (87.5 %) are bits and the rest are small or full-size field elements, close to the
-PoRep statistics in cuzk.md §1.6 (dominated by SHA-256 bits). A trailing partial group holds only boolean rows.
+  rows 0..3   r_t * (1 - r_t) = 0                   (boolean constraints on 4 random root bits)
+  rows 4..13  (2 r_a) * r_b = r_a + r_b - d_t       (XOR, as bellman's boolean gadget: d_t = r_a xor r_b with
+                                                    a = t mod 4, b = (t + 1) mod 4; d_t appears only in C)
+  row 14      (sum_t 2^t bit_t) * 1 = v             (packing of the 14 bits, as multipack does)
+  row 15      v * prev = z                          (prev = public input x_(1 + g mod k) for the first k groups,
+                                                    else the previous group's z: full-size field values)
+so 14 of 16 aux values (87.5 %) are bits, A-density is 15/16 and B-density 5/16, near the PoRep statistics of
+cuzk.md §1.6 (a_aux 99.7 %, b_aux 25.4 %; dominated by SHA-256 bit gadgets). A trailing partial group holds
+only boolean rows.
 ``evaluations()`` gives A.w, B.w, C.w directly from the structure (no matrices), so proving benchmarks run at
 2^27 without materialising a 130 M-row R1CS; ``r1cs()`` builds the CSR matrices for setup and checks.
 """
@@ -21,10 +24,13 @@ from numba import njit
 from gpu.cudashim import cache_enabled
 from gpu.fields import fr_from_ints, fr_load, fr_mul, fr_store, fr_to_mont
 from gpu.fields.constants import R_MODULUS
-from gpu.groth16.r1cs import CSR, R1CS
+from gpu.groth16.r1cs import CSR, R1CS, Density
 
 GROUP = 16
 BITS = 14
+ROOTS = 4
+XOR_A = [t % ROOTS for t in range(BITS - ROOTS)]
+XOR_B = [(t + 1) % ROOTS for t in range(BITS - ROOTS)]
 
 
 @njit(nogil=True, cache=cache_enabled())
@@ -71,7 +77,9 @@ class SyntheticCircuit:
 
     def _draw(self) -> tuple[np.ndarray, np.ndarray, list[int]]:
         rng = np.random.default_rng(self.seed)
-        bits = rng.integers(0, 2, size=(self.full_groups, BITS), dtype=np.uint8)
+        bits = np.empty((self.full_groups, BITS), dtype=np.uint8)
+        bits[:, :ROOTS] = rng.integers(0, 2, size=(self.full_groups, ROOTS), dtype=np.uint8)
+        bits[:, ROOTS:] = bits[:, XOR_A] ^ bits[:, XOR_B]
         tail = rng.integers(0, 2, size=self.tail_bits, dtype=np.uint8)
         xs = [int.from_bytes(rng.bytes(32), "little") % R_MODULUS for _ in range(self.num_public)]
         return bits, tail, xs
@@ -127,8 +135,13 @@ class SyntheticCircuit:
         ag = a[: g * GROUP].reshape(g, GROUP, 8)
         bg = b[: g * GROUP].reshape(g, GROUP, 8)
         cg = c[: g * GROUP].reshape(g, GROUP, 8)
-        ag[:, :BITS] = bits_m[val["bits"]]
-        bg[:, :BITS] = bits_m[1 - val["bits"]]
+        bits = val["bits"]
+        two_m = fr_to_mont(fr_from_ints([0, 2]))
+        ag[:, :ROOTS] = bits_m[bits[:, :ROOTS]]
+        bg[:, :ROOTS] = bits_m[1 - bits[:, :ROOTS]]
+        ag[:, ROOTS:BITS] = two_m[bits[:, XOR_A]]
+        bg[:, ROOTS:BITS] = bits_m[bits[:, XOR_B]]
+        cg[:, ROOTS:BITS] = two_m[bits[:, XOR_A] & bits[:, XOR_B]]  # r_a + r_b - d = 2 r_a r_b
         vm = fr_to_mont(np.ascontiguousarray(val["v"]))
         zm = fr_to_mont(np.ascontiguousarray(val["z"]))
         ag[:, BITS] = vm
@@ -154,20 +167,33 @@ class SyntheticCircuit:
         aux0 = k1
         gi = np.arange(g, dtype=np.int64)
         base = aux0 + gi * GROUP
-        # coefficient table: 0 -> 1, 1 -> -1, 2 + t -> 2^t
+        # coefficient table: 0 -> 1, 1 -> -1, 2 + t -> 2^t (so 3 -> 2)
         coeffs = fr_from_ints([1, R_MODULUS - 1] + [1 << t for t in range(BITS)])
-        nb = g * BITS + self.tail_bits  # boolean rows
-        bit_cols = np.concatenate([(base[:, None] + np.arange(BITS)).reshape(-1),
+        nb = g * ROOTS + self.tail_bits  # boolean rows
+        bit_cols = np.concatenate([(base[:, None] + np.arange(ROOTS)).reshape(-1),
                                    aux0 + g * GROUP + np.arange(self.tail_bits)])
-        row_of_bit = np.concatenate([(gi[:, None] * GROUP + np.arange(BITS)).reshape(-1),
+        row_of_bit = np.concatenate([(gi[:, None] * GROUP + np.arange(ROOTS)).reshape(-1),
                                      g * GROUP + np.arange(self.tail_bits)])
         rows_a, cols_a, cf_a = [row_of_bit], [bit_cols], [np.zeros(nb, np.int64)]
         rows_b = [row_of_bit, row_of_bit]
         cols_b = [np.zeros(nb, np.int64), bit_cols]
         cf_b = [np.zeros(nb, np.int64), np.ones(nb, np.int64)]
-        rows_c: list[np.ndarray] = []
-        cols_c: list[np.ndarray] = []
-        cf_c: list[np.ndarray] = []
+        # XOR rows: A = 2 r_a, B = r_b, C = r_a + r_b - d
+        nx = BITS - ROOTS
+        xr = (gi[:, None] * GROUP + ROOTS + np.arange(nx)).reshape(-1)
+        ra = (base[:, None] + np.asarray(XOR_A)).reshape(-1)
+        rb = (base[:, None] + np.asarray(XOR_B)).reshape(-1)
+        dd = (base[:, None] + ROOTS + np.arange(nx)).reshape(-1)
+        rows_a.append(xr)
+        cols_a.append(ra)
+        cf_a.append(np.full(xr.shape[0], 3, np.int64))
+        rows_b.append(xr)
+        cols_b.append(rb)
+        cf_b.append(np.zeros(xr.shape[0], np.int64))
+        rows_c: list[np.ndarray] = [xr, xr, xr]
+        cols_c: list[np.ndarray] = [ra, rb, dd]
+        cf_c: list[np.ndarray] = [np.zeros(xr.shape[0], np.int64), np.zeros(xr.shape[0], np.int64),
+                                  np.ones(xr.shape[0], np.int64)]
         # packing rows
         pr = gi * GROUP + BITS
         rows_a.append(np.repeat(pr, BITS))
@@ -203,3 +229,17 @@ class SyntheticCircuit:
             return CSR(ptr, c.astype(np.uint32), np.ascontiguousarray(coeffs[f]))
 
         return R1CS(k1, self.num_aux, csr(rows_a, cols_a, cf_a), csr(rows_b, cols_b, cf_b), csr(rows_c, cols_c, cf_c))
+
+    def density(self) -> Density:
+        """The A/B densities from the structure (equal to r1cs().density(), which the tests check)."""
+        g, kp = self.full_groups, self.num_public
+        a = np.ones((g, GROUP), dtype=bool)
+        a[:, BITS + 1] = False  # z appears in C and in the next group's B only
+        b = np.zeros((g, GROUP), dtype=bool)
+        b[:, :ROOTS] = True
+        used_z = np.zeros(g, dtype=bool)
+        used_z[kp - 1 : g - 1] = True  # z_j is prev of group j + 1 >= kp
+        b[:, BITS + 1] = used_z
+        tail = np.ones(self.tail_bits, dtype=bool)
+        return Density(a_aux=np.concatenate([a.reshape(-1), tail]), b_input=np.ones(self.num_inputs, dtype=bool),
+                       b_aux=np.concatenate([b.reshape(-1), tail]))
