@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool), from the repository root, with .whl/ carried (scripts/device_wheels.sh):
 #   bash benchmarks/device_suite.sh STAGE...      stages: env ptx tests field curve msm20 msm22 msm24 sweep24 bits27 g2
-# Logs and JSON go to $OUT. Kernels compiled by one stage are cached (fresh NUMBA_CACHE_DIR) for the next.
+# Logs and JSON are packed into $OUT/results.tgz (the device tool returns at most 8 files) with summary.log
+# beside it. Kernels compiled by one stage are cached (fresh NUMBA_CACHE_DIR) for the next.
 set -uo pipefail
-OUT=${OUT:-/tmp/psagent-out}
-mkdir -p "$OUT"
+FINAL_OUT=${OUT:-/tmp/psagent-out}
+OUT=/tmp/psagent-work
+rm -rf "$OUT"
+mkdir -p "$OUT" "$FINAL_OUT"
+trap 'tar czf "$FINAL_OUT/results.tgz" -C "$OUT" . ; cp "$OUT/summary.log" "$FINAL_OUT/" 2>/dev/null' EXIT
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     >"$OUT/pip.log" 2>&1 || { cat "$OUT/pip.log"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PSAGENT_REAL_CUDA=1 PSAGENT_NUMBA_CACHE=1

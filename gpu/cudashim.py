@@ -73,6 +73,49 @@ def jitable(fn: F) -> F:
     return fn
 
 
+_NOINLINE: set[str] = set()
+
+
+def _install_noinline_hook() -> None:
+    """Mark the CUDA definitions of the functions in _NOINLINE ``noinline`` in LLVM IR.
+
+    NVVM inlines every device function it is given (measured: ``jitable_cold`` copies and non-forceinline
+    overloads were inlined anyway), which made each G2 kernel 80-110k PTX lines with spills and minutes of
+    ptxas time. numba-cuda has no option for this, so its function-descriptor hook is wrapped here, the one
+    place that knows numba internals; the CPU target is not affected.
+    """
+    from numba.cuda.core import funcdesc
+
+    if getattr(funcdesc.FunctionDescriptor.declare_function, "_psagent_hook", False):
+        return
+    original = funcdesc.FunctionDescriptor.declare_function
+
+    def declare_function(self, module):
+        fn = original(self, module)
+        if self.qualname in _NOINLINE and "alwaysinline" not in fn.attributes:
+            fn.attributes.add("noinline")
+        return fn
+
+    declare_function._psagent_hook = True  # type: ignore[attr-defined]
+    funcdesc.FunctionDescriptor.declare_function = declare_function
+
+
+def jitable_noinline(fn: F) -> F:
+    """Like :func:`jitable`, but CUDA keeps ``fn`` a separate function (a call): for large helpers used many
+    times in one kernel (Fq2 multiplication in the G2 formulas), where code size, not call overhead,
+    dominates. Same behaviour on the CPU and in the simulator."""
+    from numba.core.extending import overload as cpu_overload
+
+    cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: fn)
+    if not simulator():
+        from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
+
+        _install_noinline_hook()
+        _NOINLINE.add(fn.__qualname__)
+        cuda_overload(fn, target="cuda", jit_options={}, strict=False)(lambda *a: fn)
+    return fn
+
+
 def jitable_cold(fn: F) -> F:
     """A copy of ``fn`` that CUDA compiles as an ordinary device function (a call, not inlined).
 

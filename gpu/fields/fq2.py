@@ -32,7 +32,7 @@ from gpu._generated.fq import (
     fq_zero,
 )
 from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable
+from gpu.cudashim import cache_enabled, jitable, jitable_noinline
 
 
 @jitable
@@ -81,7 +81,7 @@ def fq2_conj(a):
     return (a[0], fq_neg(a[1]))
 
 
-@jitable
+@jitable_noinline
 def fq2_mul(a, b):
     """Karatsuba: v0 = a0*b0, v1 = a1*b1, c0 = v0 - v1, c1 = (a0 + a1)(b0 + b1) - v0 - v1."""
     v0 = fq_mul(a[0], b[0])
@@ -90,7 +90,7 @@ def fq2_mul(a, b):
     return (fq_sub(v0, v1), fq_sub(fq_sub(s, v0), v1))
 
 
-@jitable
+@jitable_noinline
 def fq2_sqr(a):
     """c0 = (a0 + a1)(a0 - a1), c1 = 2*a0*a1."""
     return (fq_mul(fq_add(a[0], a[1]), fq_sub(a[0], a[1])), fq_dbl(fq_mul(a[0], a[1])))
