@@ -74,3 +74,24 @@ def test_exclusive_scan(rng: np.random.Generator) -> None:
     exclusive_scan(cuda.to_device(x), d_out, n)
     want = np.concatenate([[0], np.cumsum(x, dtype=np.uint64)[:-1]]).astype(np.uint32)
     np.testing.assert_array_equal(d_out.copy_to_host(), want)
+
+
+def test_device_selection(seed: int) -> None:
+    """Devices are discovered when asked; a job names its device (object or index); bad indices fail."""
+    from gpu.device import Device, devices, get_device
+
+    found = devices()
+    assert found and all(isinstance(d, Device) for d in found)
+    d0 = get_device(None)
+    assert get_device(d0.index) == d0 and get_device(d0) is d0
+    with pytest.raises(RuntimeError):
+        get_device(10_000)
+    with d0.use() as held:  # the lock is re-entrant for the holding thread
+        assert held is d0
+        with d0.use():
+            pass
+    rnd = random.Random(seed)
+    a, pts = random_points("g1", 2, rnd)
+    ks = [1, rnd.randrange(2, 1 << 6)]
+    got = MSMContext(a, backend="cuda", device=d0.index).msm(fr_from_ints(ks), window=3)
+    assert G1.to_blst(got[None])[0] == _oracle(pts, ks, BlstP1Element), seed
