@@ -74,9 +74,49 @@ def curve(
 
 
 @app.command()
-def ntt() -> None:
-    """NTT over Fr."""
-    not_implemented("bench ntt", "P5 GPU engine II")
+def ntt(
+    sizes: str = typer.Option("10,14,18", "--sizes", help="Comma-separated log2 sizes."),  # noqa: B008
+    backend: str = typer.Option("cpu", "--backend", help="cpu or cuda."),  # noqa: B008
+    reps: int = typer.Option(5, "--reps", min=1, help="Timed repetitions (median reported)."),  # noqa: B008
+    warmup: int = typer.Option(1, "--warmup", min=0, help="Untimed runs first (compilation, caches)."),  # noqa: B008
+    order: str = typer.Option("NR", "--order", help="NN, NR, RN or RR."),  # noqa: B008
+    coset: bool = typer.Option(False, "--coset", help="Coset transform."),  # noqa: B008
+    batch: int = typer.Option(1, "--batch", min=1, help="Transforms per call."),  # noqa: B008
+    h_step: bool = typer.Option(False, "--h-step", help="Also time the Groth16 H step per size."),  # noqa: B008
+    check_max: int = typer.Option(20, "--check-max", help="Check against the CPU path up to this log size."),  # noqa: B008
+    device: int | None = typer.Option(None, "--device", help="CUDA device index."),  # noqa: B008
+    json_out: str | None = typer.Option(None, "--json", help="Also write the rows as JSON here."),  # noqa: B008
+) -> None:
+    """NTT over Fr (and the Groth16 H step): median of --reps after --warmup; exit 1 if a check fails."""
+    import json
+    from pathlib import Path
+
+    from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
+
+    try:
+        logs = [int(s) for s in sizes.split(",") if s.strip()]
+        from gpu.ntt import Kind, Order
+
+        order_e = Order(order.upper())
+    except ValueError as exc:
+        fail(f"bad --sizes or --order: {exc}", EXIT_USAGE)
+    if backend not in ("cpu", "cuda"):
+        fail("--backend must be cpu or cuda", EXIT_USAGE)
+    from gpu.ntt.bench import bench_h_step, bench_ntt, format_rows
+
+    rows = []
+    for logn in logs:
+        rows.append(bench_ntt(logn, backend=backend, reps=reps, warmup=warmup, order=order_e,
+                              kind=Kind.COSET if coset else Kind.STANDARD, batch=batch, check_max_log=check_max,
+                              device=device))
+        if h_step:
+            rows.append(bench_h_step(logn, backend=backend, reps=reps, warmup=warmup, check_max_log=check_max,
+                                     device=device))
+        typer.echo(format_rows(rows[-2 if h_step else -1 :]))
+    if json_out:
+        Path(json_out).write_text(json.dumps(rows, indent=1) + "\n")
+    if any("MISMATCH" in r["check"] for r in rows):
+        fail("a result check failed", EXIT_FAILURE)
 
 
 @app.command()
@@ -104,9 +144,42 @@ def msm(
 
 
 @app.command()
-def prove() -> None:
-    """Groth16 on a synthetic circuit."""
-    not_implemented("bench prove", "P6 GPU engine III")
+def prove(
+    synthetic_constraints: int = typer.Option(..., "--synthetic-constraints", help="Constraints N."),  # noqa: B008
+    backend: str = typer.Option("cpu", "--backend", help="cpu or cuda."),  # noqa: B008
+    reps: int = typer.Option(3, "--reps", min=1),  # noqa: B008
+    warmup: int = typer.Option(1, "--warmup", min=0),  # noqa: B008
+    public_inputs: int = typer.Option(4, "--public-inputs", min=1),  # noqa: B008
+    seed: int = typer.Option(0, "--seed"),  # noqa: B008
+    pseudo_random_bases: bool | None = typer.Option(  # noqa: B008
+        None, "--pseudo-random-bases/--real-setup",
+        help="Default: real setup up to 2^21 constraints, pseudo-random bases (timing only) above."),
+    export: str | None = typer.Option(None, "--export", help="Write DIR/vk, DIR/inputs.json, DIR/proof."),  # noqa: B008
+    device: int | None = typer.Option(None, "--device", help="CUDA device index."),  # noqa: B008
+    json_out: str | None = typer.Option(None, "--json", help="Also write the result as JSON here."),  # noqa: B008
+) -> None:
+    """Groth16 on the synthetic Filecoin-like circuit: per-stage medians; exit 1 unless every proof verified."""
+    import json
+    from pathlib import Path
+
+    from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
+
+    if backend not in ("cpu", "cuda"):
+        fail("--backend must be cpu or cuda", EXIT_USAGE)
+    from gpu.groth16.bench import bench_prove, format_row
+
+    try:
+        row = bench_prove(synthetic_constraints, backend=backend, reps=reps, warmup=warmup,
+                          public_inputs=public_inputs, seed=seed, pseudo_random=pseudo_random_bases,
+                          export=Path(export) if export else None, device=device)
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    typer.echo(format_row(row))
+    if json_out:
+        Path(json_out).write_text(json.dumps(row, indent=1) + "\n")
+    v = row["verified"]
+    if "/" in v and (v.split("/")[0] != v.split("/")[1] or not row.get("wrong_input_rejected")):
+        fail("a proof did not verify (or a wrong input was accepted)", EXIT_FAILURE)
 
 
 @app.command()

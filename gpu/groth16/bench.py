@@ -1,0 +1,129 @@
+"""`psagent bench prove`: Groth16 on the synthetic Filecoin-like circuit, per-stage timings, every proof verified.
+
+Two modes:
+* real setup (default up to ``real_setup_max`` constraints): development parameters from gpu.groth16.setup (test
+  seed, insecure, fine for timing), every proof verified with pyblst;
+* PSEUDO-RANDOM BASES (above that, or forced): the queries are tiles of a pool of random points, so the MSMs
+  do the same work but the proof is NOT valid and is not claimed to be: the row says so.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpu.curves import G1, G2
+from gpu.fields.constants import R_MODULUS
+from gpu.groth16.params import Parameters, VerifyingKey
+from gpu.groth16.prover import Assignment, ProvingKey, prove
+from gpu.groth16.synthetic import SyntheticCircuit
+from gpu.groth16.verifier import prepare_verifying_key, verify
+
+REAL_SETUP_MAX = 1 << 21
+POOL_G1 = 1 << 14
+POOL_G2 = 1 << 12
+
+
+def _pool(group: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    from gpu.ntt.bench import random_fr
+
+    gen = np.ascontiguousarray(np.broadcast_to(group.generator(), (size,) + group.affine_shape))
+    return group.mul(gen, random_fr((size, 8), rng))
+
+
+def _tile(pool: np.ndarray, n: int) -> np.ndarray:
+    reps = -(-n // pool.shape[0]) if n else 0
+    return np.ascontiguousarray(np.tile(pool, (reps,) + (1,) * (pool.ndim - 1))[:n])
+
+
+def pseudo_random_params(sc: SyntheticCircuit, seed: int) -> Parameters:
+    """Parameters of the right shapes whose points are tiled random points (NOT a trusted setup)."""
+    rng = np.random.default_rng(seed)
+    p1, p2 = _pool(G1, POOL_G1, rng), _pool(G2, POOL_G2, rng)
+    d = sc.density()
+    n = 1 << max(0, (sc.num_constraints + sc.num_inputs - 1).bit_length())
+    nb = int(d.b_input.sum() + d.b_aux.sum())
+    vk = VerifyingKey(p1[0:1], p1[1:2], p2[0:1], p2[1:2], p1[2:3], p2[2:3], p1[3 : 3 + sc.num_inputs])
+    return Parameters(vk, _tile(p1, n - 1), _tile(p1, sc.num_aux), _tile(p1, sc.num_inputs + int(d.a_aux.sum())),
+                      _tile(p1, nb), _tile(p2, nb))
+
+
+def bench_prove(constraints: int, *, backend: str = "cpu", reps: int = 3, warmup: int = 1, public_inputs: int = 4,
+                seed: int = 0, pseudo_random: bool | None = None, export: Path | None = None,
+                device: Any = None) -> dict[str, Any]:
+    row: dict[str, Any] = {"what": "prove", "constraints": constraints, "backend": backend, "reps": reps}
+    t0 = time.perf_counter()
+    sc = SyntheticCircuit(constraints, public_inputs, seed)
+    fake = constraints > REAL_SETUP_MAX if pseudo_random is None else pseudo_random
+    if fake:
+        params = pseudo_random_params(sc, seed)
+        density = sc.density()
+        row["bases"] = "PSEUDO-RANDOM BASES (timing only; the proof is NOT valid and not checked)"
+    else:
+        from gpu.groth16.setup import generate
+
+        r1cs = sc.r1cs()
+        density = r1cs.density()
+        params = generate(r1cs, test_seed=seed)
+        row["bases"] = "development setup (test seed); every proof verified with pyblst"
+    row["setup_s"] = time.perf_counter() - t0
+    row["domain_log"] = params.domain_log
+    t0 = time.perf_counter()
+    w, a, b, c = sc.evaluations()
+    asg = Assignment(w, a, b, c, sc.num_inputs)
+    row["witness_s"] = time.perf_counter() - t0
+    row["boolean_aux_fraction"] = float(np.mean(~w[sc.num_inputs :, 1:].any(axis=1) & (w[sc.num_inputs :, 0] < 2)))
+    vk = params.vk
+    t0 = time.perf_counter()
+    pk = ProvingKey(params, density, backend=backend, device=device, keep_host=not fake)
+    del params
+    row["key_load_s"] = time.perf_counter() - t0
+    if backend == "cuda":
+        assert pk.device is not None
+        row["device"] = pk.device.name
+    pvk = prepare_verifying_key(vk) if not fake else None
+    xs = sc.public_inputs()
+    timings: list[dict[str, float]] = []
+    verified = []
+    proof = b""
+    for k in range(warmup + reps):
+        t = [] if k < warmup else timings
+        t0 = time.perf_counter()
+        proof = prove(pk, asg, timings=t)[0].to_bytes()
+        if k == 0:
+            row["first_prove_s"] = time.perf_counter() - t0  # includes compilation in a fresh process
+        if pvk is not None:
+            verified.append(verify(pvk, proof, xs))
+    stages = sorted({key for t in timings for key in t})
+    row["median_s"] = {s: statistics.median(t[s] for t in timings) for s in stages}
+    if pvk is not None:
+        row["verified"] = f"{sum(verified)}/{len(verified)}"
+        row["wrong_input_rejected"] = not verify(pvk, proof, [(xs[0] + 1) % R_MODULUS] + xs[1:])
+    else:
+        row["verified"] = "not applicable (pseudo-random bases)"
+    if export is not None:
+        if fake:
+            raise ValueError("--export needs a real setup (the pseudo-random-bases proof is not valid)")
+        export.mkdir(parents=True, exist_ok=True)
+        vk.write(export / "vk")
+        (export / "inputs.json").write_text(json.dumps([int(x) for x in xs]) + "\n")
+        (export / "proof").write_bytes(proof)
+        row["exported"] = str(export)
+    return row
+
+
+def format_row(row: dict[str, Any]) -> str:
+    lines = [f"prove {row['constraints']} constraints (domain 2^{row['domain_log']}), backend {row['backend']}"
+             f"{', ' + row['device'] if 'device' in row else ''}: {row['bases']}",
+             f"  setup {row['setup_s']:.2f} s, witness {row['witness_s']:.2f} s, key load {row['key_load_s']:.2f} s, "
+             f"first prove {row['first_prove_s']:.2f} s, boolean aux {row['boolean_aux_fraction']:.1%}",
+             f"  verified {row['verified']}" + (f", wrong input rejected: {row['wrong_input_rejected']}"
+                                                 if "wrong_input_rejected" in row else "")]
+    for stage, v in row["median_s"].items():
+        lines.append(f"  {stage:10s} {v * 1e3:10.1f} ms (median of {row['reps']})")
+    return "\n".join(lines)
