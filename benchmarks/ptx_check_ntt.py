@@ -37,8 +37,30 @@ def kernels() -> list[tuple[str, object, tuple]]:
 
     i64, b1 = types.int64, types.boolean
     out = [
-        ("ntt_pass", nc._pass, (arr(3), arr(2), i64, i64, i64, i64, b1, b1,
-                                i64, arr(2), arr(2), arr(2), i64, i64, arr(2), arr(2), arr(2), i64)),
+        (
+            "ntt_pass",
+            nc._pass,
+            (
+                arr(3),
+                arr(2),
+                i64,
+                i64,
+                i64,
+                i64,
+                b1,
+                b1,
+                i64,
+                arr(2),
+                arr(2),
+                arr(2),
+                i64,
+                i64,
+                arr(2),
+                arr(2),
+                arr(2),
+                i64,
+            ),
+        ),
         ("ntt_scale", nc._scale_kernel, (arr(3), i64, b1, i64, arr(2), arr(2), arr(2), i64)),
         ("ntt_bitrev", nc._bitrev_kernel, (arr(3), i64)),
         ("h_pointwise", nc._h_pointwise, (arr(2), arr(2), arr(2), arr(2))),
@@ -70,8 +92,11 @@ def main() -> int:
         path.write_text(ptx)
         line = f"{name:14s} ptx ok {len(ptx.splitlines()):6d} lines calls={len(re.findall(r'call', ptx))}"
         if args.ptxas and ptxas:
-            r = subprocess.run([ptxas, "-arch=sm_90", "-v", str(path), "-o", str(path.with_suffix(".cubin"))],
-                               capture_output=True, text=True)
+            r = subprocess.run(
+                [ptxas, "-arch=sm_90", "-v", str(path), "-o", str(path.with_suffix(".cubin"))],
+                capture_output=True,
+                text=True,
+            )
             m = re.search(r"Used (\d+) registers", r.stderr)
             sp = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", r.stderr)
             line += f" regs={m.group(1) if m else '?'} spill={sp.group(1) + '/' + sp.group(2) if sp else '?'}"

@@ -20,19 +20,27 @@ SECURE_NOTE = "toxic waste drawn from the OS CSPRNG and discarded (never written
 @app.command()
 def generate(
     sector_size: Annotated[str | None, typer.Option(help="2KiB or 8MiB (needs the PoRep circuit).")] = None,
-    r1cs: Annotated[Path | None, typer.Option("--r1cs", help="An R1CS directory (psagent-r1cs format).")] = None,
-    synthetic_constraints: Annotated[int | None, typer.Option(help="A synthetic circuit of N constraints.")] = None,
+    r1cs: Annotated[
+        Path | None, typer.Option("--r1cs", help="An R1CS directory (psagent-r1cs format).")
+    ] = None,
+    synthetic_constraints: Annotated[
+        int | None, typer.Option(help="A synthetic circuit of N constraints.")
+    ] = None,
     public_inputs: Annotated[int, typer.Option(help="Public inputs of the synthetic circuit.")] = 2,
     out: Annotated[Path, typer.Option(help="Output directory.")] = Path("params"),
     name: Annotated[str | None, typer.Option(help="File stem (default from the circuit).")] = None,
-    test_seed: Annotated[int | None, typer.Option(help="Derive the toxic waste from this seed (INSECURE).")] = None,
+    test_seed: Annotated[
+        int | None, typer.Option(help="Derive the toxic waste from this seed (INSECURE).")
+    ] = None,
 ) -> None:
     """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the toxic
     waste was handled)."""
     if sector_size is not None:
-        fail(f"--sector-size {sector_size}: parameters for the PoRep circuit need the StackedDRG circuit, which is "
-             "not implemented yet (the circuit issue is pending); use --r1cs DIR or --synthetic-constraints N",
-             EXIT_NOT_IMPLEMENTED)
+        fail(
+            f"--sector-size {sector_size}: parameters for the PoRep circuit need the StackedDRG circuit, which is "
+            "not implemented yet (the circuit issue is pending); use --r1cs DIR or --synthetic-constraints N",
+            EXIT_NOT_IMPLEMENTED,
+        )
     if (r1cs is None) == (synthetic_constraints is None):
         fail("give exactly one of --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
     from gpu.groth16.r1cs import R1CS
@@ -62,8 +70,12 @@ def generate(
     out.mkdir(parents=True, exist_ok=True)
     params.write(out / f"{stem}.params")
     params.vk.write(out / f"{stem}.vk")
-    meta = {"circuit": circuit, "toxic_waste": TEST_MODE_NOTE if test_seed is not None else SECURE_NOTE,
-            "test_mode": test_seed is not None, **describe(params)}
+    meta = {
+        "circuit": circuit,
+        "toxic_waste": TEST_MODE_NOTE if test_seed is not None else SECURE_NOTE,
+        "test_mode": test_seed is not None,
+        **describe(params),
+    }
     (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
 

@@ -49,13 +49,28 @@ def pseudo_random_params(sc: SyntheticCircuit, seed: int) -> Parameters:
     n = 1 << max(0, (sc.num_constraints + sc.num_inputs - 1).bit_length())
     nb = int(d.b_input.sum() + d.b_aux.sum())
     vk = VerifyingKey(p1[0:1], p1[1:2], p2[0:1], p2[1:2], p1[2:3], p2[2:3], p1[3 : 3 + sc.num_inputs])
-    return Parameters(vk, _tile(p1, n - 1), _tile(p1, sc.num_aux), _tile(p1, sc.num_inputs + int(d.a_aux.sum())),
-                      _tile(p1, nb), _tile(p2, nb))
+    return Parameters(
+        vk,
+        _tile(p1, n - 1),
+        _tile(p1, sc.num_aux),
+        _tile(p1, sc.num_inputs + int(d.a_aux.sum())),
+        _tile(p1, nb),
+        _tile(p2, nb),
+    )
 
 
-def bench_prove(constraints: int, *, backend: str = "cpu", reps: int = 3, warmup: int = 1, public_inputs: int = 4,
-                seed: int = 0, pseudo_random: bool | None = None, export: Path | None = None,
-                device: Any = None) -> dict[str, Any]:
+def bench_prove(
+    constraints: int,
+    *,
+    backend: str = "cpu",
+    reps: int = 3,
+    warmup: int = 1,
+    public_inputs: int = 4,
+    seed: int = 0,
+    pseudo_random: bool | None = None,
+    export: Path | None = None,
+    device: Any = None,
+) -> dict[str, Any]:
     row: dict[str, Any] = {"what": "prove", "constraints": constraints, "backend": backend, "reps": reps}
     t0 = time.perf_counter()
     sc = SyntheticCircuit(constraints, public_inputs, seed)
@@ -77,7 +92,9 @@ def bench_prove(constraints: int, *, backend: str = "cpu", reps: int = 3, warmup
     w, a, b, c = sc.evaluations()
     asg = Assignment(w, a, b, c, sc.num_inputs)
     row["witness_s"] = time.perf_counter() - t0
-    row["boolean_aux_fraction"] = float(np.mean(~w[sc.num_inputs :, 1:].any(axis=1) & (w[sc.num_inputs :, 0] < 2)))
+    row["boolean_aux_fraction"] = float(
+        np.mean(~w[sc.num_inputs :, 1:].any(axis=1) & (w[sc.num_inputs :, 0] < 2))
+    )
     vk = params.vk
     t0 = time.perf_counter()
     pk = ProvingKey(params, density, backend=backend, device=device, keep_host=not fake)
@@ -118,12 +135,14 @@ def bench_prove(constraints: int, *, backend: str = "cpu", reps: int = 3, warmup
 
 
 def format_row(row: dict[str, Any]) -> str:
-    lines = [f"prove {row['constraints']} constraints (domain 2^{row['domain_log']}), backend {row['backend']}"
-             f"{', ' + row['device'] if 'device' in row else ''}: {row['bases']}",
-             f"  setup {row['setup_s']:.2f} s, witness {row['witness_s']:.2f} s, key load {row['key_load_s']:.2f} s, "
-             f"first prove {row['first_prove_s']:.2f} s, boolean aux {row['boolean_aux_fraction']:.1%}",
-             f"  verified {row['verified']}" + (f", wrong input rejected: {row['wrong_input_rejected']}"
-                                                 if "wrong_input_rejected" in row else "")]
+    lines = [
+        f"prove {row['constraints']} constraints (domain 2^{row['domain_log']}), backend {row['backend']}"
+        f"{', ' + row['device'] if 'device' in row else ''}: {row['bases']}",
+        f"  setup {row['setup_s']:.2f} s, witness {row['witness_s']:.2f} s, key load {row['key_load_s']:.2f} s, "
+        f"first prove {row['first_prove_s']:.2f} s, boolean aux {row['boolean_aux_fraction']:.1%}",
+        f"  verified {row['verified']}"
+        + (f", wrong input rejected: {row['wrong_input_rejected']}" if "wrong_input_rejected" in row else ""),
+    ]
     for stage, v in row["median_s"].items():
         lines.append(f"  {stage:10s} {v * 1e3:10.1f} ms (median of {row['reps']})")
     return "\n".join(lines)

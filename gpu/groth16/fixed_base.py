@@ -48,4 +48,3 @@ class FixedBase:
         out = np.empty((s.shape[0], 4) + self.group.coord_shape, dtype=np.uint32)
         parallel_for(_comb_n, s.shape[0], self.table, s, out, min_chunk=64)
         return self.group.xyzz_to_affine(out)
-

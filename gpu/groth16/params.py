@@ -56,16 +56,18 @@ class VerifyingKey:
         return int(self.ic.shape[0])
 
     def to_bytes(self) -> bytes:
-        return b"".join([
-            G1.to_bytes(_one(G1, self.alpha_g1), compressed=False),
-            G1.to_bytes(_one(G1, self.beta_g1), compressed=False),
-            G2.to_bytes(_one(G2, self.beta_g2), compressed=False),
-            G2.to_bytes(_one(G2, self.gamma_g2), compressed=False),
-            G1.to_bytes(_one(G1, self.delta_g1), compressed=False),
-            G2.to_bytes(_one(G2, self.delta_g2), compressed=False),
-            struct.pack(">I", self.ic.shape[0]),
-            G1.to_bytes(self.ic, compressed=False),
-        ])
+        return b"".join(
+            [
+                G1.to_bytes(_one(G1, self.alpha_g1), compressed=False),
+                G1.to_bytes(_one(G1, self.beta_g1), compressed=False),
+                G2.to_bytes(_one(G2, self.beta_g2), compressed=False),
+                G2.to_bytes(_one(G2, self.gamma_g2), compressed=False),
+                G1.to_bytes(_one(G1, self.delta_g1), compressed=False),
+                G2.to_bytes(_one(G2, self.delta_g2), compressed=False),
+                struct.pack(">I", self.ic.shape[0]),
+                G1.to_bytes(self.ic, compressed=False),
+            ]
+        )
 
     @staticmethod
     def from_bytes(data: bytes | memoryview, subgroup_check: bool = True) -> VerifyingKey:
@@ -101,8 +103,13 @@ class Parameters:
         return int(self.h.shape[0]).bit_length()  # h has n - 1 points
 
     def sections(self) -> list[tuple[str, Group, np.ndarray]]:
-        return [("h", G1, self.h), ("l", G1, self.l), ("a", G1, self.a), ("b_g1", G1, self.b_g1),
-                ("b_g2", G2, self.b_g2)]
+        return [
+            ("h", G1, self.h),
+            ("l", G1, self.l),
+            ("a", G1, self.a),
+            ("b_g1", G1, self.b_g1),
+            ("b_g2", G2, self.b_g2),
+        ]
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """bellperson layout, streamed in chunks, written atomically (temporary file + rename)."""
@@ -156,8 +163,9 @@ def _read_u32(view: memoryview, pos: int) -> tuple[int, int]:
     return struct.unpack(">I", view[pos : pos + 4])[0], pos + 4
 
 
-def _decode(view: memoryview, pos: int, count: int, group: Group, subgroup_check: bool,
-            out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+def _decode(
+    view: memoryview, pos: int, count: int, group: Group, subgroup_check: bool, out: np.ndarray | None = None
+) -> tuple[np.ndarray, int]:
     size = G2_UNC if group.fq2 else G1_UNC
     end = pos + count * size
     if end > len(view):
@@ -166,8 +174,9 @@ def _decode(view: memoryview, pos: int, count: int, group: Group, subgroup_check
         out = np.empty((count,) + group.affine_shape, dtype=np.uint32)
     for lo in range(0, count, CHUNK_POINTS):
         hi = min(count, lo + CHUNK_POINTS)
-        pts = group.from_bytes(bytes(view[pos + lo * size : pos + hi * size]), compressed=False,
-                               subgroup_check=subgroup_check)
+        pts = group.from_bytes(
+            bytes(view[pos + lo * size : pos + hi * size]), compressed=False, subgroup_check=subgroup_check
+        )
         if not np.all(np.any(pts.reshape(hi - lo, -1), axis=1)):
             raise EncodingError(f"point at infinity in a {group.name} query")
         out[lo:hi] = pts

@@ -126,8 +126,9 @@ def h_step_device(d: Any, logn: int, dev: Device) -> Any:
     transform_cuda(d, logn, plan(Order.RN), False, scale(logn, "coset_ninv"), NO_SCALE, device=dev)
     zinv = cuda.to_device(fr_encode([pow(vanishing_on_coset(logn), R - 2, R)]))
     ncu.h_pointwise(d[0], d[1], d[2], zinv)
-    transform_cuda(d[0:1], logn, plan(Order.NR), True, NO_SCALE, scale(logn, "inv_coset", canonical=True),
-                   device=dev)
+    transform_cuda(
+        d[0:1], logn, plan(Order.NR), True, NO_SCALE, scale(logn, "inv_coset", canonical=True), device=dev
+    )
     return d[0]
 
 
@@ -144,8 +145,15 @@ class ProvingKey:
     """Parameters made ready for proving on one backend/device: bases resident (uploaded once for CUDA), the
     H bases permuted for the bit-reversed quotient, and the density that maps the witness onto the A/B queries."""
 
-    def __init__(self, params: Parameters, density: Density, *, backend: str = "cpu",
-                 device: Device | int | None = None, keep_host: bool = True) -> None:
+    def __init__(
+        self,
+        params: Parameters,
+        density: Density,
+        *,
+        backend: str = "cpu",
+        device: Device | int | None = None,
+        keep_host: bool = True,
+    ) -> None:
         from gpu.msm import MSMContext
 
         if backend not in ("cpu", "cuda"):
@@ -164,11 +172,15 @@ class ProvingKey:
         if density.a_aux.shape[0] != self.num_aux or density.b_input.shape[0] != self.num_inputs:
             raise ValueError("density does not match the parameters' variable counts")
         if params.a.shape[0] != self.num_inputs + self.a_aux_idx.shape[0]:
-            raise ValueError(f"A query has {params.a.shape[0]} points, the density needs "
-                             f"{self.num_inputs + self.a_aux_idx.shape[0]}")
+            raise ValueError(
+                f"A query has {params.a.shape[0]} points, the density needs "
+                f"{self.num_inputs + self.a_aux_idx.shape[0]}"
+            )
         nb = self.b_inp_idx.shape[0] + self.b_aux_idx.shape[0]
         if params.b_g1.shape[0] != nb or params.b_g2.shape[0] != nb:
-            raise ValueError(f"B queries have {params.b_g1.shape[0]}/{params.b_g2.shape[0]} points, density needs {nb}")
+            raise ValueError(
+                f"B queries have {params.b_g1.shape[0]}/{params.b_g2.shape[0]} points, density needs {nb}"
+            )
         if not (self.vk.delta_g1.any() and self.vk.delta_g2.any()):
             raise ValueError("delta is the identity (subversion-CRS attack)")
         kw: dict[str, Any] = {"backend": backend, "device": self.device}
@@ -181,12 +193,15 @@ class ProvingKey:
         }
         if backend == "cuda" and not keep_host:
             self.params = None  # type: ignore[assignment]  # the bases live on the device now
+
     def scalars(self, asg: Assignment) -> dict[str, np.ndarray]:
         """The scalar vector of each MSM except H."""
         inp, aux = asg.inputs, asg.aux
         if inp.shape[0] != self.num_inputs or aux.shape[0] != self.num_aux:
-            raise ValueError(f"assignment has {inp.shape[0]} inputs / {aux.shape[0]} aux, key expects "
-                             f"{self.num_inputs} / {self.num_aux}")
+            raise ValueError(
+                f"assignment has {inp.shape[0]} inputs / {aux.shape[0]} aux, key expects "
+                f"{self.num_inputs} / {self.num_aux}"
+            )
         b = np.concatenate([inp[self.b_inp_idx], aux[self.b_aux_idx]])
         return {"l": aux, "a": np.concatenate([inp, aux[self.a_aux_idx]]), "b_g1": b, "b_g2": b}
 
@@ -195,9 +210,14 @@ def _random_scalar() -> int:
     return secrets.randbelow(R)
 
 
-def prove(pk: ProvingKey, assignments: Assignment | Sequence[Assignment], *,
-          r: int | Sequence[int] | None = None, s: int | Sequence[int] | None = None,
-          timings: list[dict[str, float]] | None = None) -> list[Proof]:
+def prove(
+    pk: ProvingKey,
+    assignments: Assignment | Sequence[Assignment],
+    *,
+    r: int | Sequence[int] | None = None,
+    s: int | Sequence[int] | None = None,
+    timings: list[dict[str, float]] | None = None,
+) -> list[Proof]:
     """Proofs for one or several assignments of the key's circuit shape. ``r``/``s`` (one int per circuit, or
     one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives one
     dict of per-phase seconds per circuit."""

@@ -142,7 +142,9 @@ class R1CS:
             return u
 
         ua, ub = used(self.a), used(self.b)
-        return Density(a_aux=ua[self.num_inputs:], b_input=ub[: self.num_inputs], b_aux=ub[self.num_inputs:])
+        return Density(
+            a_aux=ua[self.num_inputs :], b_input=ub[: self.num_inputs], b_aux=ub[self.num_inputs :]
+        )
 
     # ------------------------------------------------------------------ evaluation
 
@@ -202,9 +204,15 @@ class R1CS:
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp", dir=final.parent))
         try:
-            meta = {"format": FORMAT, "version": FORMAT_VERSION, "num_inputs": self.num_inputs,
-                    "num_aux": self.num_aux, "num_constraints": self.num_constraints,
-                    "nnz": {"A": self.a.nnz, "B": self.b.nnz, "C": self.c.nnz}, "vals": "canonical-le-u32x8"}
+            meta = {
+                "format": FORMAT,
+                "version": FORMAT_VERSION,
+                "num_inputs": self.num_inputs,
+                "num_aux": self.num_aux,
+                "num_constraints": self.num_constraints,
+                "nnz": {"A": self.a.nnz, "B": self.b.nnz, "C": self.c.nnz},
+                "vals": "canonical-le-u32x8",
+            }
             for name, mat in (("A", self.a), ("B", self.b), ("C", self.c)):
                 np.save(tmp / f"{name}_row_ptr.npy", np.ascontiguousarray(mat.row_ptr, dtype=np.int64))
                 np.save(tmp / f"{name}_cols.npy", np.ascontiguousarray(mat.cols, dtype=np.uint32))
@@ -228,9 +236,13 @@ class R1CS:
         mode = "r" if mmap else None
         mats = []
         for name in ("A", "B", "C"):
-            mats.append(CSR(np.load(d / f"{name}_row_ptr.npy", mmap_mode=mode),
-                            np.load(d / f"{name}_cols.npy", mmap_mode=mode),
-                            np.load(d / f"{name}_vals.npy", mmap_mode=mode)))
+            mats.append(
+                CSR(
+                    np.load(d / f"{name}_row_ptr.npy", mmap_mode=mode),
+                    np.load(d / f"{name}_cols.npy", mmap_mode=mode),
+                    np.load(d / f"{name}_vals.npy", mmap_mode=mode),
+                )
+            )
             if mats[-1].nnz != meta["nnz"][name]:
                 raise ValueError(f"{d}: {name} has {mats[-1].nnz} entries, header says {meta['nnz'][name]}")
         r = R1CS(int(meta["num_inputs"]), int(meta["num_aux"]), *mats)

@@ -19,10 +19,12 @@ from gpu.groth16.params import Parameters, VerifyingKey
 from gpu.groth16.r1cs import CSR, R1CS
 
 G1_GEN = bytes.fromhex(
-    "97f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb")
+    "97f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb"
+)
 G2_GEN = bytes.fromhex(
     "93e02b6052719f607dacd3a088274f65596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b7e"
-    "024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8")
+    "024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8"
+)
 MAX_DOMAIN = 1 << 9
 
 
@@ -44,8 +46,10 @@ def _inv(x: int) -> int:
 def _rows(mat: CSR) -> list[list[tuple[int, int]]]:
     vals = fr_to_ints(np.ascontiguousarray(mat.vals)) if mat.nnz else []
     ptr = mat.row_ptr
-    return [[(int(mat.cols[e]), vals[e]) for e in range(int(ptr[i]), int(ptr[i + 1]))]
-            for i in range(len(ptr) - 1)]
+    return [
+        [(int(mat.cols[e]), vals[e]) for e in range(int(ptr[i]), int(ptr[i + 1]))]
+        for i in range(len(ptr) - 1)
+    ]
 
 
 def _matrices(r1cs: R1CS) -> tuple[list[list[tuple[int, int]]], ...]:
@@ -97,8 +101,12 @@ def setup(r1cs: R1CS, tw: ToxicWaste) -> Parameters:
     if any(e * dinv % R == 0 for e in ext[ni:]):
         raise ValueError("unconstrained aux variable: its L query point would be the identity")
     vk = VerifyingKey(
-        G1.from_blst([_g1(tw.alpha)]), G1.from_blst([_g1(tw.beta)]), G2.from_blst([_g2(tw.beta)]),
-        G2.from_blst([_g2(tw.gamma)]), G1.from_blst([_g1(tw.delta)]), G2.from_blst([_g2(tw.delta)]),
+        G1.from_blst([_g1(tw.alpha)]),
+        G1.from_blst([_g1(tw.beta)]),
+        G2.from_blst([_g2(tw.beta)]),
+        G2.from_blst([_g2(tw.gamma)]),
+        G1.from_blst([_g1(tw.delta)]),
+        G2.from_blst([_g2(tw.delta)]),
         G1.from_blst([_g1(e * ginv) for e in ext[:ni]]),
     )
     h = [_g1(pow(tau, i, R) * zt * dinv) for i in range(n - 1)]
@@ -171,8 +179,9 @@ def prove(params: Parameters, r1cs: R1CS, witness: list[int], r: int, s: int) ->
     zero1, zero2 = BlstP1Element(), BlstP2Element()
     aux = witness[ni:]
     a_sc = witness[:ni] + [x for x, d in zip(aux, dens.a_aux, strict=True) if d]
-    b_sc = [x for x, d in zip(witness[:ni], dens.b_input, strict=True) if d] + \
-        [x for x, d in zip(aux, dens.b_aux, strict=True) if d]
+    b_sc = [x for x, d in zip(witness[:ni], dens.b_input, strict=True) if d] + [
+        x for x, d in zip(aux, dens.b_aux, strict=True) if d
+    ]
     h_ans = msm(G1.to_blst(params.h), h, zero1)
     l_ans = msm(G1.to_blst(params.l), aux, zero1)
     a_ans = msm(G1.to_blst(params.a), a_sc, zero1)
@@ -180,6 +189,13 @@ def prove(params: Parameters, r1cs: R1CS, witness: list[int], r: int, s: int) ->
     b2_ans = msm(G2.to_blst(params.b_g2), b_sc, zero2)
     pa = alpha + delta1.scalar_mul(r % R) + a_ans  # type: ignore[operator]
     pb = beta2 + delta2.scalar_mul(s % R) + b2_ans  # type: ignore[operator]
-    pc = (a_ans.scalar_mul(s % R) + b1_ans.scalar_mul(r % R) + delta1.scalar_mul(r * s % R)  # type: ignore[attr-defined]
-          + alpha.scalar_mul(s % R) + beta1.scalar_mul(r % R) + h_ans + l_ans)
+    pc = (
+        a_ans.scalar_mul(s % R)
+        + b1_ans.scalar_mul(r % R)
+        + delta1.scalar_mul(r * s % R)  # type: ignore[attr-defined]
+        + alpha.scalar_mul(s % R)
+        + beta1.scalar_mul(r % R)
+        + h_ans
+        + l_ans
+    )
     return bytes(pa.compress()) + bytes(pb.compress()) + bytes(pc.compress())

@@ -36,7 +36,9 @@ class MemoryBudget:
             while self.used + nbytes > self.total:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
-                    raise BudgetExceeded(f"{nbytes} bytes did not fit within {timeout} s ({self.used} in use)")
+                    raise BudgetExceeded(
+                        f"{nbytes} bytes did not fit within {timeout} s ({self.used} in use)"
+                    )
                 self._cv.wait(left)
             self.used += nbytes
         try:
@@ -50,8 +52,9 @@ class MemoryBudget:
 class DeviceScheduler:
     """One lock and one memory budget per device; ``run_on(device, nbytes)`` admits a job on that device."""
 
-    def __init__(self, devices: list[Device], budget_fraction: float = 0.9,
-                 budget_bytes: dict[int, int] | None = None) -> None:
+    def __init__(
+        self, devices: list[Device], budget_fraction: float = 0.9, budget_bytes: dict[int, int] | None = None
+    ) -> None:
         if not devices:
             raise ValueError("no devices to schedule on")
         self.devices = {d.index: d for d in devices}

@@ -51,8 +51,11 @@ def _random_toxic() -> ToxicWaste:
 
 def generate(r1cs: R1CS, *, test_seed: int | None = None, _toxic: ToxicWaste | None = None) -> Parameters:
     """Parameters for ``r1cs``. Secure randomness unless ``test_seed`` is given (then insecure, for tests)."""
-    tw = _toxic if _toxic is not None else (toxic_from_seed(test_seed) if test_seed is not None
-                                             else _random_toxic())
+    tw = (
+        _toxic
+        if _toxic is not None
+        else (toxic_from_seed(test_seed) if test_seed is not None else _random_toxic())
+    )
     try:
         return _generate(r1cs, tw)
     finally:
@@ -73,7 +76,9 @@ def _generate(r1cs: R1CS, tw: ToxicWaste) -> Parameters:
     ext_l = fr_from_mont(fr_mul_batch(np.ascontiguousarray(ext[ni:]), c[3:4]))
     if ext_l.shape[0] and not np.all(ext_l.any(axis=1)):
         j = int(np.argmin(ext_l.any(axis=1)))
-        raise UnconstrainedVariable(f"aux variable {j} is unconstrained (its L query point would be the identity)")
+        raise UnconstrainedVariable(
+            f"aux variable {j} is unconstrained (its L query point would be the identity)"
+        )
     zt = (pow(tw.tau, n, R) - 1) % R
     hsc = fr_from_mont(fr_mul_batch(np.ascontiguousarray(pw[: n - 1]), fr_encode([zt * dinv % R])))
     uc, vc = fr_from_mont(u), fr_from_mont(v)
@@ -87,12 +92,24 @@ def _generate(r1cs: R1CS, tw: ToxicWaste) -> Parameters:
     p1 = g1.mul(k1)
     p2 = g2.mul(k2)
     vk = VerifyingKey(p1[0:1], p1[1:2], p2[0:1], p2[1:2], p1[2:3], p2[2:3], g1.mul(ext_ic))
-    return Parameters(vk, g1.mul(hsc), g1.mul(ext_l), g1.mul(np.ascontiguousarray(uc[unz])),
-                      g1.mul(np.ascontiguousarray(vc[vnz])), g2.mul(np.ascontiguousarray(vc[vnz])))
+    return Parameters(
+        vk,
+        g1.mul(hsc),
+        g1.mul(ext_l),
+        g1.mul(np.ascontiguousarray(uc[unz])),
+        g1.mul(np.ascontiguousarray(vc[vnz])),
+        g2.mul(np.ascontiguousarray(vc[vnz])),
+    )
 
 
 def describe(params: Parameters) -> dict[str, int]:
     """Sizes of a parameter set (for `psagent params info`)."""
-    return {"domain_log": params.domain_log, "num_inputs": params.vk.num_inputs, "h": params.h.shape[0],
-            "l": params.l.shape[0], "a": params.a.shape[0], "b_g1": params.b_g1.shape[0],
-            "b_g2": params.b_g2.shape[0]}
+    return {
+        "domain_log": params.domain_log,
+        "num_inputs": params.vk.num_inputs,
+        "h": params.h.shape[0],
+        "l": params.l.shape[0],
+        "a": params.a.shape[0],
+        "b_g1": params.b_g1.shape[0],
+        "b_g2": params.b_g2.shape[0],
+    }

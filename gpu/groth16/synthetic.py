@@ -54,8 +54,10 @@ class SyntheticCircuit:
         if self.num_public < 1:
             raise ValueError("the synthetic circuit needs at least one public input")
         if self.full_groups < self.num_public:
-            raise ValueError(f"{self.num_constraints} constraints are too few for {self.num_public} inputs "
-                             f"(need {GROUP * self.num_public})")
+            raise ValueError(
+                f"{self.num_constraints} constraints are too few for {self.num_public} inputs "
+                f"(need {GROUP * self.num_public})"
+            )
 
     @property
     def full_groups(self) -> int:
@@ -170,10 +172,12 @@ class SyntheticCircuit:
         # coefficient table: 0 -> 1, 1 -> -1, 2 + t -> 2^t (so 3 -> 2)
         coeffs = fr_from_ints([1, R_MODULUS - 1] + [1 << t for t in range(BITS)])
         nb = g * ROOTS + self.tail_bits  # boolean rows
-        bit_cols = np.concatenate([(base[:, None] + np.arange(ROOTS)).reshape(-1),
-                                   aux0 + g * GROUP + np.arange(self.tail_bits)])
-        row_of_bit = np.concatenate([(gi[:, None] * GROUP + np.arange(ROOTS)).reshape(-1),
-                                     g * GROUP + np.arange(self.tail_bits)])
+        bit_cols = np.concatenate(
+            [(base[:, None] + np.arange(ROOTS)).reshape(-1), aux0 + g * GROUP + np.arange(self.tail_bits)]
+        )
+        row_of_bit = np.concatenate(
+            [(gi[:, None] * GROUP + np.arange(ROOTS)).reshape(-1), g * GROUP + np.arange(self.tail_bits)]
+        )
         rows_a, cols_a, cf_a = [row_of_bit], [bit_cols], [np.zeros(nb, np.int64)]
         rows_b = [row_of_bit, row_of_bit]
         cols_b = [np.zeros(nb, np.int64), bit_cols]
@@ -192,8 +196,11 @@ class SyntheticCircuit:
         cf_b.append(np.zeros(xr.shape[0], np.int64))
         rows_c: list[np.ndarray] = [xr, xr, xr]
         cols_c: list[np.ndarray] = [ra, rb, dd]
-        cf_c: list[np.ndarray] = [np.zeros(xr.shape[0], np.int64), np.zeros(xr.shape[0], np.int64),
-                                  np.ones(xr.shape[0], np.int64)]
+        cf_c: list[np.ndarray] = [
+            np.zeros(xr.shape[0], np.int64),
+            np.zeros(xr.shape[0], np.int64),
+            np.ones(xr.shape[0], np.int64),
+        ]
         # packing rows
         pr = gi * GROUP + BITS
         rows_a.append(np.repeat(pr, BITS))
@@ -228,7 +235,9 @@ class SyntheticCircuit:
             np.cumsum(np.bincount(r, minlength=m), out=ptr[1:])
             return CSR(ptr, c.astype(np.uint32), np.ascontiguousarray(coeffs[f]))
 
-        return R1CS(k1, self.num_aux, csr(rows_a, cols_a, cf_a), csr(rows_b, cols_b, cf_b), csr(rows_c, cols_c, cf_c))
+        return R1CS(
+            k1, self.num_aux, csr(rows_a, cols_a, cf_a), csr(rows_b, cols_b, cf_b), csr(rows_c, cols_c, cf_c)
+        )
 
     def density(self) -> Density:
         """The A/B densities from the structure (equal to r1cs().density(), which the tests check)."""
@@ -241,5 +250,8 @@ class SyntheticCircuit:
         used_z[kp - 1 : g - 1] = True  # z_j is prev of group j + 1 >= kp
         b[:, BITS + 1] = used_z
         tail = np.ones(self.tail_bits, dtype=bool)
-        return Density(a_aux=np.concatenate([a.reshape(-1), tail]), b_input=np.ones(self.num_inputs, dtype=bool),
-                       b_aux=np.concatenate([b.reshape(-1), tail]))
+        return Density(
+            a_aux=np.concatenate([a.reshape(-1), tail]),
+            b_input=np.ones(self.num_inputs, dtype=bool),
+            b_aux=np.concatenate([b.reshape(-1), tail]),
+        )

@@ -46,8 +46,14 @@ class PreparedVerifyingKey:
 def prepare_verifying_key(vk: VerifyingKey) -> PreparedVerifyingKey:
     alpha = G1.to_blst(vk.alpha_g1)[0]
     beta = G2.to_blst(vk.beta_g2)[0]
-    return PreparedVerifyingKey(alpha, beta, G2.to_blst(vk.gamma_g2)[0], G2.to_blst(vk.delta_g2)[0],
-                                G1.to_blst(vk.ic), miller_loop(alpha, beta))
+    return PreparedVerifyingKey(
+        alpha,
+        beta,
+        G2.to_blst(vk.gamma_g2)[0],
+        G2.to_blst(vk.delta_g2)[0],
+        G1.to_blst(vk.ic),
+        miller_loop(alpha, beta),
+    )
 
 
 def _pvk(vk: VerifyingKey | PreparedVerifyingKey) -> PreparedVerifyingKey:
@@ -76,8 +82,11 @@ def _decode_proof(proof: bytes) -> tuple[Any, Any, Any]:
             raise VerificationError("a proof element is the point at infinity")
         del size
     try:
-        return (BlstP1Element.uncompress(proof[:48]), BlstP2Element.uncompress(proof[48:144]),
-                BlstP1Element.uncompress(proof[144:]))
+        return (
+            BlstP1Element.uncompress(proof[:48]),
+            BlstP2Element.uncompress(proof[48:144]),
+            BlstP1Element.uncompress(proof[144:]),
+        )
     except (ValueError, EncodingError) as exc:
         raise VerificationError(f"malformed proof: {exc}") from exc
 
@@ -91,12 +100,20 @@ def verify(vk: VerifyingKey | PreparedVerifyingKey, proof: bytes, inputs: Sequen
         lx = prepare_inputs(pvk, inputs)
     except VerificationError:
         return False
-    return bool(final_verify(miller_loop(a, b), pvk.ml_alpha_beta * miller_loop(lx, pvk.gamma)
-                             * miller_loop(c, pvk.delta)))
+    return bool(
+        final_verify(
+            miller_loop(a, b), pvk.ml_alpha_beta * miller_loop(lx, pvk.gamma) * miller_loop(c, pvk.delta)
+        )
+    )
 
 
-def verify_batch(vk: VerifyingKey | PreparedVerifyingKey, proofs: Sequence[bytes],
-                 inputs: Sequence[Sequence[int]], *, randomness: Sequence[int] | None = None) -> bool:
+def verify_batch(
+    vk: VerifyingKey | PreparedVerifyingKey,
+    proofs: Sequence[bytes],
+    inputs: Sequence[Sequence[int]],
+    *,
+    randomness: Sequence[int] | None = None,
+) -> bool:
     """All proofs valid (each with its inputs), by one random linear combination: k + 3 Miller loops and one
     final exponentiation. False if any proof is malformed or invalid (with overwhelming probability)."""
     pvk = _pvk(vk)
@@ -127,13 +144,17 @@ def verify_batch(vk: VerifyingKey | PreparedVerifyingKey, proofs: Sequence[bytes
         s = sum(r * int(xs[j]) for r, xs in zip(rs, inputs, strict=True)) % R_MODULUS
         if s:
             lx = lx + pvk.ic[j + 1].scalar_mul(s)
-    rhs = miller_loop(pvk.alpha.scalar_mul(sum_r), pvk.beta) * miller_loop(lx, pvk.gamma) \
+    rhs = (
+        miller_loop(pvk.alpha.scalar_mul(sum_r), pvk.beta)
+        * miller_loop(lx, pvk.gamma)
         * miller_loop(acc_c, pvk.delta)
+    )
     return bool(final_verify(lhs, rhs))
 
 
-def diagnose(vk: VerifyingKey | PreparedVerifyingKey, proofs: Sequence[bytes],
-             inputs: Sequence[Sequence[int]]) -> list[bool]:
+def diagnose(
+    vk: VerifyingKey | PreparedVerifyingKey, proofs: Sequence[bytes], inputs: Sequence[Sequence[int]]
+) -> list[bool]:
     """Per-proof validity (e.g. per partition, in order), for the log when a batch fails."""
     pvk = _pvk(vk)
     return [verify(pvk, p, xs) for p, xs in zip(proofs, inputs, strict=True)]

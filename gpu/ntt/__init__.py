@@ -89,8 +89,17 @@ def transform_cpu(a: np.ndarray, logn: int, p: Plan, inverse: bool, pre: Scale, 
         _cpu.bitrev_permute(a, logn)
 
 
-def transform_cuda(d_a: Any, logn: int, p: Plan, inverse: bool, pre: Scale, post: Scale, *,
-                   device: Device | int | None = None, passes: list[tuple[int, int, int]] | None = None) -> None:
+def transform_cuda(
+    d_a: Any,
+    logn: int,
+    p: Plan,
+    inverse: bool,
+    pre: Scale,
+    post: Scale,
+    *,
+    device: Device | int | None = None,
+    passes: list[tuple[int, int, int]] | None = None,
+) -> None:
     """In place on a (batch, n, 8) device array; the caller holds the device (Device.use())."""
     from gpu.ntt import cuda as _cu
 
@@ -101,9 +110,16 @@ def transform_cuda(d_a: Any, logn: int, p: Plan, inverse: bool, pre: Scale, post
         _cu.bitrev_permute(d_a, logn)
 
 
-def ntt(x: Any, *, direction: Direction = Direction.FORWARD, kind: Kind = Kind.STANDARD, order: Order = Order.NN,
-        backend: str = "cpu", device: Device | int | None = None,
-        passes: list[tuple[int, int, int]] | None = None) -> Any:
+def ntt(
+    x: Any,
+    *,
+    direction: Direction = Direction.FORWARD,
+    kind: Kind = Kind.STANDARD,
+    order: Order = Order.NN,
+    backend: str = "cpu",
+    device: Device | int | None = None,
+    passes: list[tuple[int, int, int]] | None = None,
+) -> Any:
     """The transform named by (direction, kind, order) of every row; see the module docstring.
     ``passes`` overrides the CUDA pass shape (tests)."""
     p = plan(order)

@@ -28,14 +28,31 @@ def _sync(backend: str) -> None:
         cuda.synchronize()
 
 
-def bench_ntt(logn: int, *, backend: str = "cpu", reps: int = 5, warmup: int = 1, order: Order = Order.NR,
-              kind: Kind = Kind.STANDARD, batch: int = 1, check_max_log: int = 20, seed: int = 0,
-              device: Any = None) -> dict[str, Any]:
+def bench_ntt(
+    logn: int,
+    *,
+    backend: str = "cpu",
+    reps: int = 5,
+    warmup: int = 1,
+    order: Order = Order.NR,
+    kind: Kind = Kind.STANDARD,
+    batch: int = 1,
+    check_max_log: int = 20,
+    seed: int = 0,
+    device: Any = None,
+) -> dict[str, Any]:
     """Forward NTTs of ``batch`` x 2^logn elements; returns a result row."""
     rng = np.random.default_rng(seed)
     x = random_fr((batch, 1 << logn, 8), rng)
-    row: dict[str, Any] = {"what": "ntt", "log_n": logn, "batch": batch, "backend": backend, "order": order.value,
-                           "kind": kind.value, "reps": reps}
+    row: dict[str, Any] = {
+        "what": "ntt",
+        "log_n": logn,
+        "batch": batch,
+        "backend": backend,
+        "order": order.value,
+        "kind": kind.value,
+        "reps": reps,
+    }
     if backend == "cuda":
         from numba import cuda
 
@@ -57,7 +74,9 @@ def bench_ntt(logn: int, *, backend: str = "cpu", reps: int = 5, warmup: int = 1
             del d
             if logn <= check_max_log:
                 got = ntt(x, order=order, kind=kind, backend="cuda", device=dev)
-                row["check"] = "equals CPU path" if np.array_equal(got, ntt(x, order=order, kind=kind)) else "MISMATCH"
+                row["check"] = (
+                    "equals CPU path" if np.array_equal(got, ntt(x, order=order, kind=kind)) else "MISMATCH"
+                )
             else:
                 d = cuda.to_device(x)
                 ntt(d, order=order, kind=kind, backend="cuda", device=dev)
@@ -80,8 +99,16 @@ def bench_ntt(logn: int, *, backend: str = "cpu", reps: int = 5, warmup: int = 1
     return row
 
 
-def bench_h_step(logn: int, *, backend: str = "cpu", reps: int = 5, warmup: int = 1, check_max_log: int = 20,
-                 seed: int = 0, device: Any = None) -> dict[str, Any]:
+def bench_h_step(
+    logn: int,
+    *,
+    backend: str = "cpu",
+    reps: int = 5,
+    warmup: int = 1,
+    check_max_log: int = 20,
+    seed: int = 0,
+    device: Any = None,
+) -> dict[str, Any]:
     """The Groth16 H step (3 iNTT + 3 coset NTT + pointwise + coset iNTT) on resident a, b, c."""
     from gpu.groth16.prover import h_step_device, quotient_cpu
 
@@ -132,8 +159,12 @@ def bench_h_step(logn: int, *, backend: str = "cpu", reps: int = 5, warmup: int 
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'what':8s} {'size':>6s} {'batch':>5s} {'backend':7s} {'median ms':>11s} {'min ms':>10s}  check"]
+    lines = [
+        f"{'what':8s} {'size':>6s} {'batch':>5s} {'backend':7s} {'median ms':>11s} {'min ms':>10s}  check"
+    ]
     for r in rows:
-        lines.append(f"{r['what']:8s} {'2^' + str(r['log_n']):>6s} {r.get('batch', 1):>5d} {r['backend']:7s} "
-                     f"{r['median_ms']:11.2f} {r['min_ms']:10.2f}  {r['check']}")
+        lines.append(
+            f"{r['what']:8s} {'2^' + str(r['log_n']):>6s} {r.get('batch', 1):>5d} {r['backend']:7s} "
+            f"{r['median_ms']:11.2f} {r['min_ms']:10.2f}  {r['check']}"
+        )
     return "\n".join(lines)

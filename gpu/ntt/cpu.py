@@ -104,8 +104,19 @@ def bitrev_permute(a: np.ndarray, logn: int) -> None:
 def apply(a: np.ndarray, logn: int, s: Scale, reversed_pos: bool) -> None:
     """a[p] *= f(i) with i = p, or bitrev(p) when the array holds bit-reversed positions."""
     if s.mode:
-        parallel_for(_scale_n, a.shape[0] << logn, a, logn, reversed_pos, s.mode, s.const, s.lo, s.hi, s.lbits,
-                     min_chunk=4096)
+        parallel_for(
+            _scale_n,
+            a.shape[0] << logn,
+            a,
+            logn,
+            reversed_pos,
+            s.mode,
+            s.const,
+            s.lo,
+            s.hi,
+            s.lbits,
+            min_chunk=4096,
+        )
 
 
 def butterflies(a: np.ndarray, logn: int, tw: np.ndarray, algorithm: Algorithm, inverse: bool) -> None:

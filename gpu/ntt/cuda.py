@@ -54,9 +54,26 @@ def _st(sh, k, v):  # type: ignore[no-untyped-def]
 
 
 @kernel(max_registers=64)  # 72 unbounded (ptxas, sm_90): 64 fits two 512-thread blocks per SM, 16 B spill
-def _pass(a, tw, logn, b_lo, nbits, cbits, inverse, dif,  # type: ignore[no-untyped-def]
-          pre_mode, pre_const, pre_lo, pre_hi, pre_lbits,
-          post_mode, post_const, post_lo, post_hi, post_lbits):
+def _pass(
+    a,
+    tw,
+    logn,
+    b_lo,
+    nbits,
+    cbits,
+    inverse,
+    dif,  # type: ignore[no-untyped-def]
+    pre_mode,
+    pre_const,
+    pre_lo,
+    pre_hi,
+    pre_lbits,
+    post_mode,
+    post_const,
+    post_lo,
+    post_hi,
+    post_lbits,
+):
     """One pass over bits [b_lo, b_lo + nbits) with 2^cbits columns per block; see the module docstring."""
     sh = cuda.shared.array((8, SHARED_ELEMS), dtype=uint32)
     t = cuda.threadIdx.x
@@ -141,8 +158,9 @@ def _h_pointwise(a, b, c, zinv):  # type: ignore[no-untyped-def]
         fr_store(a, i, fr_mul(fr_sub(fr_mul(fr_load(a, i), fr_load(b, i)), fr_load(c, i)), fr_load(zinv, 0)))
 
 
-def pass_plan(logn: int, low: int = LOW_PASS_BITS, high: int = HIGH_PASS_BITS,
-              columns: int = COLUMNS) -> list[tuple[int, int, int]]:
+def pass_plan(
+    logn: int, low: int = LOW_PASS_BITS, high: int = HIGH_PASS_BITS, columns: int = COLUMNS
+) -> list[tuple[int, int, int]]:
     """(b_lo, nbits, cbits) per pass, in DIF order (top bits first); DIT runs them reversed. The defaults are
     the production shape; tests pass small values to run several passes and columns on tiny sizes."""
     if logn == 0:
@@ -182,8 +200,11 @@ def device_twiddles(dev: Device, logn: int) -> Any:
 
 
 def _device_scale(dev: Device, s: Scale) -> tuple[Any, Any, Any]:
-    return (_device_copy(dev, ("sc", (id(s), "c")), s.const), _device_copy(dev, ("sc", (id(s), "l")), s.lo),
-            _device_copy(dev, ("sc", (id(s), "h")), s.hi))
+    return (
+        _device_copy(dev, ("sc", (id(s), "c")), s.const),
+        _device_copy(dev, ("sc", (id(s), "l")), s.lo),
+        _device_copy(dev, ("sc", (id(s), "h")), s.hi),
+    )
 
 
 def cached_bytes(dev: Device | None = None) -> int:
@@ -200,9 +221,17 @@ def clear_cache() -> None:
 # ---------------------------------------------------------------------------- host entry points
 
 
-def butterflies(d_a: Any, logn: int, algorithm: Algorithm, inverse: bool, pre: Scale = NO_SCALE,
-                post: Scale = NO_SCALE, *, device: Device | int | None = None,
-                plan: list[tuple[int, int, int]] | None = None) -> None:
+def butterflies(
+    d_a: Any,
+    logn: int,
+    algorithm: Algorithm,
+    inverse: bool,
+    pre: Scale = NO_SCALE,
+    post: Scale = NO_SCALE,
+    *,
+    device: Device | int | None = None,
+    plan: list[tuple[int, int, int]] | None = None,
+) -> None:
     """All stages on a (batch, n, 8) device array in place, with the pre/post scales fused (the caller holds
     the device; kernels go to the default stream)."""
     dev = get_device(device)
@@ -222,8 +251,26 @@ def butterflies(d_a: Any, logn: int, algorithm: Algorithm, inverse: bool, pre: S
     for b_lo, nb, cb in plan:
         threads = (1 << cb) << (nb - 1)
         blocks = (1 << logn) // ((1 << cb) << nb)
-        _pass[(blocks, batch), threads](d_a, tw, logn, b_lo, nb, cb, inverse, dif,
-                                        pre.mode, pc, pl, ph, pre.lbits, post.mode, qc, ql, qh, post.lbits)
+        _pass[(blocks, batch), threads](
+            d_a,
+            tw,
+            logn,
+            b_lo,
+            nb,
+            cb,
+            inverse,
+            dif,
+            pre.mode,
+            pc,
+            pl,
+            ph,
+            pre.lbits,
+            post.mode,
+            qc,
+            ql,
+            qh,
+            post.lbits,
+        )
 
 
 def scale(d_a: Any, logn: int, s: Scale, reversed_pos: bool, *, device: Device | int | None = None) -> None:
@@ -233,7 +280,8 @@ def scale(d_a: Any, logn: int, s: Scale, reversed_pos: bool, *, device: Device |
     c, lo, hi = _device_scale(dev, s)
     n = 1 << logn
     _scale_kernel[((n + LIGHT_THREADS - 1) // LIGHT_THREADS, d_a.shape[0]), LIGHT_THREADS](
-        d_a, logn, reversed_pos, s.mode, c, lo, hi, s.lbits)
+        d_a, logn, reversed_pos, s.mode, c, lo, hi, s.lbits
+    )
 
 
 def bitrev_permute(d_a: Any, logn: int) -> None:

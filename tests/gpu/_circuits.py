@@ -11,7 +11,9 @@ from gpu.fields.constants import R_MODULUS as R
 from gpu.groth16.r1cs import CSR, R1CS
 
 
-def random_circuit(seed: int, num_public: int = 2, num_constraints: int = 12) -> tuple[R1CS, np.ndarray, list[int]]:
+def random_circuit(
+    seed: int, num_public: int = 2, num_constraints: int = 12
+) -> tuple[R1CS, np.ndarray, list[int]]:
     """(r1cs, witness limbs, public inputs) with random sparse rows; each constraint defines a fresh aux z with
     C = c z + noise, so the witness satisfies every row; every variable appears somewhere."""
     rnd = random.Random(seed)
@@ -22,7 +24,7 @@ def random_circuit(seed: int, num_public: int = 2, num_constraints: int = 12) ->
     for k in range(num_constraints):
         nv = len(wit)
 
-        def row(nterms: int) -> list[tuple[int, int]]:
+        def row(nterms: int, nv: int = nv) -> list[tuple[int, int]]:
             cols = rnd.sample(range(nv), min(nv, nterms))
             return [(c, rnd.randrange(1, R)) for c in cols]
 

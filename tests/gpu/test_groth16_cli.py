@@ -16,8 +16,21 @@ runner = CliRunner()
 
 
 def test_params_generate_and_info(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["params", "generate", "--synthetic-constraints", "40", "--test-seed", "3",
-                              "--out", str(tmp_path), "--name", "t"])
+    res = runner.invoke(
+        app,
+        [
+            "params",
+            "generate",
+            "--synthetic-constraints",
+            "40",
+            "--test-seed",
+            "3",
+            "--out",
+            str(tmp_path),
+            "--name",
+            "t",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "t.params").exists() and (tmp_path / "t.vk").exists()
     meta = json.loads((tmp_path / "t.meta.json").read_text())
@@ -48,8 +61,23 @@ def test_bench_ntt_cpu() -> None:
 
 def test_bench_prove_export_verifies_independently(tmp_path: Path) -> None:
     out = tmp_path / "exp"
-    res = runner.invoke(app, ["bench", "prove", "--synthetic-constraints", "300", "--reps", "1", "--warmup", "0",
-                              "--export", str(out), "--json", str(tmp_path / "r.json")])
+    res = runner.invoke(
+        app,
+        [
+            "bench",
+            "prove",
+            "--synthetic-constraints",
+            "300",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--export",
+            str(out),
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "verified 1/1" in res.output
     vk = independent_vk_parse((out / "vk").read_bytes())
@@ -61,10 +89,19 @@ def test_bench_prove_export_verifies_independently(tmp_path: Path) -> None:
         acc = vk["ic"][0]  # type: ignore[index]
         for x, p in zip(inputs, vk["ic"][1:], strict=True):  # type: ignore[index]
             acc = acc + p.scalar_mul(x)
-        a, b, c = (BlstP1Element.uncompress(proof[:48]), BlstP2Element.uncompress(proof[48:144]),
-                   BlstP1Element.uncompress(proof[144:]))
-        return bool(final_verify(miller_loop(a, b), miller_loop(vk["alpha_g1"], vk["beta_g2"])
-                                 * miller_loop(acc, vk["gamma_g2"]) * miller_loop(c, vk["delta_g2"])))
+        a, b, c = (
+            BlstP1Element.uncompress(proof[:48]),
+            BlstP2Element.uncompress(proof[48:144]),
+            BlstP1Element.uncompress(proof[144:]),
+        )
+        return bool(
+            final_verify(
+                miller_loop(a, b),
+                miller_loop(vk["alpha_g1"], vk["beta_g2"])
+                * miller_loop(acc, vk["gamma_g2"])
+                * miller_loop(c, vk["delta_g2"]),
+            )
+        )
 
     assert check(xs)
     assert not check([xs[0] + 1] + xs[1:])

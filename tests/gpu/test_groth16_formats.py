@@ -48,11 +48,20 @@ def _g2_unc_to_comp(u: bytes) -> bytes:
 def independent_vk_parse(data: bytes) -> dict[str, object]:
     """porep.md §8: alpha_g1 | beta_g1 | beta_g2 | gamma_g2 | delta_g1 | delta_g2 | u32 BE ic_len | ic."""
     pos, out = 0, {}
-    for name, size in (("alpha_g1", 96), ("beta_g1", 96), ("beta_g2", 192), ("gamma_g2", 192),
-                       ("delta_g1", 96), ("delta_g2", 192)):
+    for name, size in (
+        ("alpha_g1", 96),
+        ("beta_g1", 96),
+        ("beta_g2", 192),
+        ("gamma_g2", 192),
+        ("delta_g1", 96),
+        ("delta_g2", 192),
+    ):
         raw = data[pos : pos + size]
-        out[name] = (BlstP1Element.uncompress(_g1_unc_to_comp(raw)) if size == 96
-                     else BlstP2Element.uncompress(_g2_unc_to_comp(raw)))
+        out[name] = (
+            BlstP1Element.uncompress(_g1_unc_to_comp(raw))
+            if size == 96
+            else BlstP2Element.uncompress(_g2_unc_to_comp(raw))
+        )
         # the stored y must be the curve's y for that x (compression threw it away): y^2 = x^3 + 4 for G1
         if size == 96:
             x, y = int.from_bytes(raw[:48], "big"), int.from_bytes(raw[48:], "big")
@@ -60,7 +69,9 @@ def independent_vk_parse(data: bytes) -> dict[str, object]:
         pos += size
     (n,) = struct.unpack(">I", data[pos : pos + 4])
     pos += 4
-    out["ic"] = [BlstP1Element.uncompress(_g1_unc_to_comp(data[pos + 96 * i : pos + 96 * (i + 1)])) for i in range(n)]
+    out["ic"] = [
+        BlstP1Element.uncompress(_g1_unc_to_comp(data[pos + 96 * i : pos + 96 * (i + 1)])) for i in range(n)
+    ]
     assert pos + 96 * n == len(data)
     return out
 
@@ -73,7 +84,9 @@ def test_vk_layout_independent_parser(params: Parameters, tmp_path: Path) -> Non
     parsed = independent_vk_parse(data)
     assert parsed["alpha_g1"].compress() == G1.to_bytes(vk.alpha_g1)  # type: ignore[attr-defined]
     assert parsed["delta_g2"].compress() == G2.to_bytes(vk.delta_g2)  # type: ignore[attr-defined]
-    assert [p.compress() for p in parsed["ic"]] == [G1.to_bytes(vk.ic[i : i + 1]) for i in range(vk.num_inputs)]  # type: ignore[attr-defined]
+    assert [p.compress() for p in parsed["ic"]] == [
+        G1.to_bytes(vk.ic[i : i + 1]) for i in range(vk.num_inputs)
+    ]  # type: ignore[attr-defined]
     assert VerifyingKey.read(tmp_path / "x.vk") == vk
     with pytest.raises(EncodingError):
         VerifyingKey.from_bytes(data + b"\0")

@@ -29,12 +29,17 @@ def pyblst_direct(params: Parameters, proof: bytes, inputs: list[int]) -> bool:
     al = BlstP1Element.uncompress(G1.to_bytes(vk.alpha_g1))
     be, ga, de = (BlstP2Element.uncompress(G2.to_bytes(x)) for x in (vk.beta_g2, vk.gamma_g2, vk.delta_g2))
     ic = [BlstP1Element.uncompress(G1.to_bytes(vk.ic[i : i + 1])) for i in range(vk.ic.shape[0])]
-    a, b, c = (BlstP1Element.uncompress(proof[:48]), BlstP2Element.uncompress(proof[48:144]),
-               BlstP1Element.uncompress(proof[144:]))
+    a, b, c = (
+        BlstP1Element.uncompress(proof[:48]),
+        BlstP2Element.uncompress(proof[48:144]),
+        BlstP1Element.uncompress(proof[144:]),
+    )
     acc = ic[0]
     for x, p in zip(inputs, ic[1:], strict=True):
         acc = acc + p.scalar_mul(x)
-    return bool(final_verify(miller_loop(a, b), miller_loop(al, be) * miller_loop(acc, ga) * miller_loop(c, de)))
+    return bool(
+        final_verify(miller_loop(a, b), miller_loop(al, be) * miller_loop(acc, ga) * miller_loop(c, de))
+    )
 
 
 def py_ecc_verify(params: Parameters, proof: bytes, inputs: list[int]) -> bool:
@@ -54,8 +59,12 @@ def py_ecc_verify(params: Parameters, proof: bytes, inputs: list[int]) -> bool:
     acc = g1(vk.ic[0:1])
     for i, x in enumerate(inputs):
         acc = add(acc, multiply(g1(vk.ic[i + 1 : i + 2]), x))
-    f = (ml(g2(pr.b), neg(g1(pr.a)), final_exponentiate=False) * ml(g2(vk.beta_g2), g1(vk.alpha_g1), False)
-         * ml(g2(vk.gamma_g2), acc, False) * ml(g2(vk.delta_g2), g1(pr.c), False))
+    f = (
+        ml(g2(pr.b), neg(g1(pr.a)), final_exponentiate=False)
+        * ml(g2(vk.beta_g2), g1(vk.alpha_g1), False)
+        * ml(g2(vk.gamma_g2), acc, False)
+        * ml(g2(vk.delta_g2), g1(pr.c), False)
+    )
     return final_exponentiate(f) == FQ12.one()
 
 
@@ -131,7 +140,9 @@ def test_cuda_proof_equals_cpu_bytes(seed: int) -> None:
     assert not verify(params.vk, gpu, [sc.public_inputs()[0] ^ 1, sc.public_inputs()[1]])
 
 
-LARGE = int(os.environ.get("PSAGENT_TEST_CONSTRAINTS", "130000"))  # domain 2^17 in CI; the device run uses 300000
+LARGE = int(
+    os.environ.get("PSAGENT_TEST_CONSTRAINTS", "130000")
+)  # domain 2^17 in CI; the device run uses 300000
 
 
 @pytest.mark.slow

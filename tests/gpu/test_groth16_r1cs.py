@@ -22,8 +22,11 @@ def test_evaluate_matches_python_integers(seed: int) -> None:
     rows = (r1cs.a, r1cs.b, r1cs.c)
     for mat, got in zip(rows, (a, b, c), strict=True):
         vals = fr_to_ints(np.ascontiguousarray(mat.vals))
-        want = [sum(vals[e] * wi[int(mat.cols[e])] for e in range(int(mat.row_ptr[i]), int(mat.row_ptr[i + 1])))
-                % R for i in range(r1cs.num_constraints)]
+        want = [
+            sum(vals[e] * wi[int(mat.cols[e])] for e in range(int(mat.row_ptr[i]), int(mat.row_ptr[i + 1])))
+            % R
+            for i in range(r1cs.num_constraints)
+        ]
         assert fr_decode(got)[: r1cs.num_constraints] == want, f"seed {seed}"
     # bellperson's input constraints x_i * 0 = 0 are appended
     assert fr_decode(a)[r1cs.num_constraints :] == wi[: r1cs.num_inputs]
@@ -84,7 +87,9 @@ def test_synthetic_family(m: int, seed: int) -> None:
         np.testing.assert_array_equal(x, y)
     assert d.b_input.all()
     if m >= 1000:
-        assert 0.2 <= d.b_aux.mean() <= 0.35 and d.a_aux.mean() > 0.9  # cuzk.md §1.6: b_aux 25 %, a_aux 99.7 %
+        assert (
+            0.2 <= d.b_aux.mean() <= 0.35 and d.a_aux.mean() > 0.9
+        )  # cuzk.md §1.6: b_aux 25 %, a_aux 99.7 %
     # flipping a derived (XOR) bit breaks its XOR row first
     bad = w.copy()
     bad[r1cs.num_inputs + 16 + 6, 0] ^= 1

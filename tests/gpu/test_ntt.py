@@ -109,22 +109,32 @@ def test_bad_inputs() -> None:
 # ------------------------------------------------------------------------------------------- CUDA
 
 # (logn, pass shape): tiny shapes in the simulator still run several passes, column tiles and batches.
-SIM_CASES = [(1, None), (4, None), (6, ntt_cuda.pass_plan(6, low=2, high=2, columns=2)),
-             (5, ntt_cuda.pass_plan(5, low=3, high=1, columns=4))]
+SIM_CASES = [
+    (1, None),
+    (4, None),
+    (6, ntt_cuda.pass_plan(6, low=2, high=2, columns=2)),
+    (5, ntt_cuda.pass_plan(5, low=3, high=1, columns=4)),
+]
 REAL_NPOW = int(os.environ.get("PSAGENT_TEST_NPOW", "20"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("logn,passes", SIM_CASES if simulator() else [(1, None), (10, None), (12, None),
-                                                                      (REAL_NPOW, None)])
-def test_cuda_matches_cpu(logn: int, passes: list[tuple[int, int, int]] | None, rng: np.random.Generator,
-                          seed: int) -> None:
+@pytest.mark.parametrize(
+    "logn,passes", SIM_CASES if simulator() else [(1, None), (10, None), (12, None), (REAL_NPOW, None)]
+)
+def test_cuda_matches_cpu(
+    logn: int, passes: list[tuple[int, int, int]] | None, rng: np.random.Generator, seed: int
+) -> None:
     batch = 2 if logn <= 12 else 1
     x = fr_to_mont(fr_random(batch << logn, rng)).reshape(batch, 1 << logn, 8)
     cases = ALL if logn <= 12 or not simulator() else ALL[:4]
     if simulator() and logn >= 5:
-        cases = [(Direction.FORWARD, Kind.COSET, Order.RN), (Direction.INVERSE, Kind.STANDARD, Order.NR),
-                 (Direction.INVERSE, Kind.COSET, Order.NN), (Direction.FORWARD, Kind.STANDARD, Order.RR)]
+        cases = [
+            (Direction.FORWARD, Kind.COSET, Order.RN),
+            (Direction.INVERSE, Kind.STANDARD, Order.NR),
+            (Direction.INVERSE, Kind.COSET, Order.NN),
+            (Direction.FORWARD, Kind.STANDARD, Order.RR),
+        ]
     for d, k, o in cases:
         want = ntt(x, direction=d, kind=k, order=o)
         got = ntt(x, direction=d, kind=k, order=o, backend="cuda", passes=passes)

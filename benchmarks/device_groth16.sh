@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# P5 (NTT) and P6 (Groth16) on the GPU machine, from the repository root, in one device call:
+#   bash benchmarks/device_groth16.sh [STEP...]     steps (default: all, in this order):
+#     env      nvidia-smi + versions
+#     tests    GPU correctness: tests/gpu/test_ntt.py (CUDA vs CPU up to 2^22, every order/direction/coset) and
+#              tests/gpu/test_groth16_prove.py -k "cuda or large" (CUDA == CPU proof bytes; a 300,000-constraint
+#              synthetic circuit set up, proved on the GPU and verified with pyblst), PSAGENT_REAL_CUDA=1
+#     ntt      psagent bench ntt --backend cuda, 2^20 2^22 2^24 2^27 with the H step (checked vs CPU <= 2^22)
+#     prove20  psagent bench prove, 2^20 - 16 constraints (domain 2^20), real setup, proofs verified (pyblst)
+#     prove24  same at 2^24 - 16 with PSEUDO-RANDOM BASES (timing only, proof not valid)
+#     prove27  same at 2^27 - 16 (PoRep partition scale), pseudo-random bases; skipped below 120 GB GPU memory
+# Assumes the wheels of scripts/device_wheels.sh: installed into /tmp/site with PYTHONPATH set, or carried in .whl/
+# (then installed here). Every step is bounded by `timeout` and by a global deadline (TOTAL_S, default 530 s), so
+# the whole run stays under 9 minutes; logs + JSON are packed into $OUT/groth16-results.tgz, with summary.log.
+set -uo pipefail
+START=$SECONDS
+TOTAL_S=${TOTAL_S:-530}
+FINAL_OUT=${OUT:-/tmp/psagent-out}
+WORK=/tmp/psagent-groth16
+rm -rf "$WORK"
+mkdir -p "$WORK" "$FINAL_OUT"
+trap 'tar czf "$FINAL_OUT/groth16-results.tgz" -C "$WORK" . ; cp "$WORK/summary.log" "$FINAL_OUT/" 2>/dev/null' EXIT
+if ! python3 -c "import numpy, pyblst, pytest; assert numpy.__version__ < '2.5'" 2>/dev/null; then
+    if ls .whl/*.whl >/dev/null 2>&1; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+            .whl/*.whl >"$WORK/pip.log" 2>&1 || { cat "$WORK/pip.log"; exit 1; }
+    fi
+fi
+export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PSAGENT_REAL_CUDA=1 PSAGENT_NUMBA_CACHE=1
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/psagent-numba-cache}
+unset NUMBA_ENABLE_CUDASIM
+PSA=(python3 -c "from agent.cli import main; main()")
+
+run() {  # run NAME MAX_S CMD...: bounded by MAX_S and by what is left of TOTAL_S
+    local name=$1 max=$2; shift 2
+    local left=$((TOTAL_S - (SECONDS - START) - 5))
+    local lim=$(( max < left ? max : left ))
+    if (( lim < 20 )); then echo "step $name SKIPPED (time budget spent)" | tee -a "$WORK/summary.log"; return; fi
+    local t0=$SECONDS
+    timeout --kill-after=10 "$lim" "$@" >"$WORK/$name.log" 2>&1
+    local rc=$?
+    echo "step $name rc=$rc $((SECONDS - t0))s (limit ${lim}s)" | tee -a "$WORK/summary.log"
+    tail -n 25 "$WORK/$name.log"
+}
+
+gpu_mem_gb() {
+    nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1 | awk '{print int($1/1024)}'
+}
+
+STEPS=("$@")
+(( ${#STEPS[@]} )) || STEPS=(env tests ntt prove20 prove24 prove27)
+for step in "${STEPS[@]}"; do
+    case $step in
+        env) { nvidia-smi; python3 -c "import numba, numpy, numba_cuda, sys; print(sys.version); \
+print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numba_cuda.__version__)"; \
+               git log --oneline -1 2>/dev/null; nproc; free -g; } >"$WORK/env.log" 2>&1; head -30 "$WORK/env.log" ;;
+        tests) PSAGENT_TEST_NPOW=22 PSAGENT_TEST_CONSTRAINTS=300000 \
+               run tests 230 python3 -m pytest -p no:cacheprovider -q tests/gpu/test_ntt.py \
+                   tests/gpu/test_groth16_prove.py -k "cuda or large" --durations=15 ;;
+        ntt) run ntt 120 "${PSA[@]}" bench ntt --backend cuda --sizes 20,22,24,27 --h-step --reps 5 --warmup 1 \
+                 --check-max 22 --json "$WORK/ntt.json" ;;
+        prove20) run prove20 150 "${PSA[@]}" bench prove --backend cuda --synthetic-constraints 1048560 --reps 3 \
+                     --real-setup --export "$WORK/export20" --json "$WORK/prove20.json" ;;
+        prove24) run prove24 120 "${PSA[@]}" bench prove --backend cuda --synthetic-constraints 16777200 --reps 2 \
+                     --pseudo-random-bases --json "$WORK/prove24.json" ;;
+        prove27) if (( $(gpu_mem_gb) >= 120 )); then
+                     run prove27 240 "${PSA[@]}" bench prove --backend cuda --synthetic-constraints 134217712 \
+                         --reps 1 --warmup 0 --pseudo-random-bases --json "$WORK/prove27.json"
+                 else
+                     echo "step prove27 SKIPPED: $(gpu_mem_gb) GB GPU memory < 120 GB (resident 2^27 SRS ~50 GB +" \
+                          "NTT 12 GiB + MSM buffers)" | tee -a "$WORK/summary.log"
+                 fi ;;
+        *) echo "unknown step $step"; exit 2 ;;
+    esac
+done
+echo "total $((SECONDS - START))s" | tee -a "$WORK/summary.log"
+cat "$WORK/summary.log"
