@@ -29,7 +29,7 @@ fi
 export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PSAGENT_REAL_CUDA=1 PSAGENT_NUMBA_CACHE=1
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/psagent-numba-cache}
 unset NUMBA_ENABLE_CUDASIM
-PSA=(python3 -c "from agent.cli import main; main()")
+B=(python3 benchmarks/groth16_bench.py)  # the code of `psagent bench ntt|prove`, without typer/pydantic
 
 run() {  # run NAME MAX_S CMD...: bounded by MAX_S and by what is left of TOTAL_S
     local name=$1 max=$2; shift 2
@@ -57,14 +57,14 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
         tests) PSAGENT_TEST_NPOW=22 PSAGENT_TEST_CONSTRAINTS=300000 \
                run tests 230 python3 -m pytest -p no:cacheprovider -q tests/gpu/test_ntt.py \
                    tests/gpu/test_groth16_prove.py -k "cuda or large" --durations=15 ;;
-        ntt) run ntt 120 "${PSA[@]}" bench ntt --backend cuda --sizes 20,22,24,27 --h-step --reps 5 --warmup 1 \
+        ntt) run ntt 120 "${B[@]}" ntt --backend cuda --sizes 20,22,24,27 --h-step --reps 5 --warmup 1 \
                  --check-max 22 --json "$WORK/ntt.json" ;;
-        prove20) run prove20 150 "${PSA[@]}" bench prove --backend cuda --synthetic-constraints 1048560 --reps 3 \
+        prove20) run prove20 150 "${B[@]}" prove --backend cuda --constraints 1048560 --reps 3 \
                      --real-setup --export "$WORK/export20" --json "$WORK/prove20.json" ;;
-        prove24) run prove24 120 "${PSA[@]}" bench prove --backend cuda --synthetic-constraints 16777200 --reps 2 \
+        prove24) run prove24 120 "${B[@]}" prove --backend cuda --constraints 16777200 --reps 2 \
                      --pseudo-random-bases --json "$WORK/prove24.json" ;;
         prove27) if (( $(gpu_mem_gb) >= 120 )); then
-                     run prove27 240 "${PSA[@]}" bench prove --backend cuda --synthetic-constraints 134217712 \
+                     run prove27 240 "${B[@]}" prove --backend cuda --constraints 134217712 \
                          --reps 1 --warmup 0 --pseudo-random-bases --json "$WORK/prove27.json"
                  else
                      echo "step prove27 SKIPPED: $(gpu_mem_gb) GB GPU memory < 120 GB (resident 2^27 SRS ~50 GB +" \

@@ -54,7 +54,7 @@ def generate(
         except (OSError, ValueError, KeyError) as exc:
             fail(f"cannot load R1CS from {r1cs}: {exc}", EXIT_USAGE)
         stem = name or r1cs.name
-        circuit = {"r1cs": str(r1cs)}
+        circuit: dict[str, object] = {"r1cs": str(r1cs)}
     else:
         assert synthetic_constraints is not None
         try:

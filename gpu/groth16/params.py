@@ -197,7 +197,7 @@ def _read_vk(view: memoryview, pos: int, subgroup_check: bool) -> tuple[Verifyin
         fixed.append(p)
     n, pos = _read_u32(view, pos)
     ic, pos = _decode(view, pos, n, G1, subgroup_check)
-    return VerifyingKey(*fixed, ic), pos
+    return VerifyingKey(fixed[0], fixed[1], fixed[2], fixed[3], fixed[4], fixed[5], ic), pos
 
 
 def _atomic_write(path: Path, parts: Any) -> None:

@@ -8,6 +8,7 @@ toxic waste and (r, s), and its proofs must verify with pyblst and py_ecc.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pyblst import BlstP1Element, BlstP2Element
@@ -169,11 +170,11 @@ def prove(params: Parameters, r1cs: R1CS, witness: list[int], r: int, s: int) ->
     alpha, beta1, delta1 = (G1.to_blst(x)[0] for x in (vk.alpha_g1, vk.beta_g1, vk.delta_g1))
     beta2, delta2 = G2.to_blst(vk.beta_g2)[0], G2.to_blst(vk.delta_g2)[0]
 
-    def msm(points: list[object], scalars: list[int], zero: object) -> object:
+    def msm(points: list[Any], scalars: list[int], zero: Any) -> Any:
         acc = zero
         for p, k in zip(points, scalars, strict=True):
             if k % R:
-                acc = acc + p.scalar_mul(k % R)  # type: ignore[attr-defined]
+                acc = acc + p.scalar_mul(k % R)
         return acc
 
     zero1, zero2 = BlstP1Element(), BlstP2Element()
@@ -187,12 +188,12 @@ def prove(params: Parameters, r1cs: R1CS, witness: list[int], r: int, s: int) ->
     a_ans = msm(G1.to_blst(params.a), a_sc, zero1)
     b1_ans = msm(G1.to_blst(params.b_g1), b_sc, zero1)
     b2_ans = msm(G2.to_blst(params.b_g2), b_sc, zero2)
-    pa = alpha + delta1.scalar_mul(r % R) + a_ans  # type: ignore[operator]
-    pb = beta2 + delta2.scalar_mul(s % R) + b2_ans  # type: ignore[operator]
+    pa = alpha + delta1.scalar_mul(r % R) + a_ans
+    pb = beta2 + delta2.scalar_mul(s % R) + b2_ans
     pc = (
         a_ans.scalar_mul(s % R)
         + b1_ans.scalar_mul(r % R)
-        + delta1.scalar_mul(r * s % R)  # type: ignore[attr-defined]
+        + delta1.scalar_mul(r * s % R)
         + alpha.scalar_mul(s % R)
         + beta1.scalar_mul(r % R)
         + h_ans
