@@ -1,9 +1,10 @@
-"""Small CUDA kernels of the prover (padding the quotient's input buffers)."""
+"""Small CUDA kernels of the prover: padding the quotient's input buffers, gathering the A/B scalars on the device."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from numba import cuda, uint32
 
 from gpu.cudashim import kernel
@@ -26,8 +27,29 @@ def zero_rows(d2: Any, start: int) -> None:
         _zero_rows_kernel[(n + THREADS - 1) // THREADS, THREADS](d2, start)
 
 
+@kernel
+def _gather_kernel(src, idx, dst):  # type: ignore[no-untyped-def]
+    i = cuda.grid(1)
+    if i < dst.shape[0]:
+        k = idx[i]
+        for j in range(8):
+            dst[i, j] = src[k, j]
+
+
+def gather(d_src: Any, d_idx: Any) -> Any:
+    """dst[i] = src[idx[i]] for (n, 8) device arrays: the A/B scalar vectors from the resident witness."""
+    n = d_idx.shape[0]
+    dst = cuda.device_array((max(n, 1), 8), dtype=np.uint32)
+    if n:
+        _gather_kernel[(n + THREADS - 1) // THREADS, THREADS](d_src, d_idx, dst)
+    return dst[:n]
+
+
 def ptx_signatures(arr: Any) -> list[tuple[str, object, tuple]]:
     """(name, kernel, numba signature) for benchmarks/ptx_check_ntt.py."""
     from numba import types
 
-    return [("zero_rows", _zero_rows_kernel, (arr(2), types.int64))]
+    return [
+        ("zero_rows", _zero_rows_kernel, (arr(2), types.int64)),
+        ("gather", _gather_kernel, (arr(2), arr(1), arr(2))),
+    ]

@@ -184,6 +184,19 @@ class ProvingKey:
         if not (self.vk.delta_g1.any() and self.vk.delta_g2.any()):
             raise ValueError("delta is the identity (subversion-CRS attack)")
         kw: dict[str, Any] = {"backend": backend, "device": self.device}
+        if backend == "cuda":
+            # witness positions of the A and B scalars, resident: per proof the witness is uploaded once and
+            # the scalar vectors are gathered on the device
+            from numba import cuda
+
+            a_full = np.concatenate([np.arange(self.num_inputs), self.num_inputs + self.a_aux_idx]).astype(
+                np.uint32
+            )
+            b_full = np.concatenate([self.b_inp_idx, self.num_inputs + self.b_aux_idx]).astype(np.uint32)
+            assert self.device is not None
+            with self.device.use():
+                self.d_a_idx = cuda.to_device(a_full)
+                self.d_b_idx = cuda.to_device(b_full)
         self.ctx = {
             "h": MSMContext(permuted_h_bases(params.h, self.logn), **kw),
             "l": MSMContext(params.l, **kw),
@@ -284,13 +297,24 @@ def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str
     d_h = quotient_cuda(asg.a, asg.b, asg.c, pk.logn, pk.device)
     cuda.synchronize()
     t["quotient"] = time.perf_counter() - t0
+    from gpu.groth16.cuda_kernels import gather
+
     out = {}
-    for name, sc in [("h", d_h)] + list(pk.scalars(asg).items()):
+    t0 = time.perf_counter()
+    w = np.ascontiguousarray(asg.witness)
+    if w.shape[0] != pk.num_inputs + pk.num_aux:
+        raise ValueError(f"assignment has {w.shape[0]} variables, key expects {pk.num_inputs + pk.num_aux}")
+    d_w = cuda.to_device(w)
+    d_b = gather(d_w, pk.d_b_idx)
+    scalars = {"h": d_h, "l": d_w[pk.num_inputs :], "a": gather(d_w, pk.d_a_idx), "b_g1": d_b, "b_g2": d_b}
+    cuda.synchronize()
+    t["upload_witness"] = time.perf_counter() - t0
+    for name in ("h", "l", "a", "b_g1", "b_g2"):
         t0 = time.perf_counter()
-        out[name] = pk.ctx[name].msm(sc if name == "h" else np.ascontiguousarray(sc))
+        out[name] = pk.ctx[name].msm(scalars[name])
         cuda.synchronize()
         t["msm_" + name] = time.perf_counter() - t0
-    del d_h
+    del d_h, d_w, d_b, scalars
     return out
 
 
