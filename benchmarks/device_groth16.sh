@@ -64,8 +64,8 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
         prove24) run prove24 120 "${B[@]}" prove --backend cuda --constraints 16777200 --reps 2 \
                      --pseudo-random-bases --json "$WORK/prove24.json" ;;
         prove27) if (( $(gpu_mem_gb) >= 120 )); then
-                     run prove27 240 "${B[@]}" prove --backend cuda --constraints 134217712 \
-                         --reps 1 --warmup 0 --pseudo-random-bases --json "$WORK/prove27.json"
+                     run prove27 ${P27_S:-240} "${B[@]}" prove --backend cuda --constraints 134217712 \
+                         --reps 1 --warmup 1 --pseudo-random-bases --json "$WORK/prove27.json"
                  else
                      echo "step prove27 SKIPPED: $(gpu_mem_gb) GB GPU memory < 120 GB (resident 2^27 SRS ~50 GB +" \
                           "NTT 12 GiB + MSM buffers)" | tee -a "$WORK/summary.log"

@@ -11,9 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _progress(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 def main() -> int:
@@ -62,7 +67,8 @@ def main() -> int:
 
         row = bench_prove(a.constraints, backend=a.backend, reps=a.reps, warmup=a.warmup,
                           public_inputs=a.public_inputs, seed=a.seed, pseudo_random=a.fake,
-                          export=Path(a.export) if a.export else None)
+                          export=Path(a.export) if a.export else None,
+                          progress=_progress)
         print(format_row(row), flush=True)
         if a.json:
             Path(a.json).write_text(json.dumps(row, indent=1) + "\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +71,13 @@ def bench_prove(
     pseudo_random: bool | None = None,
     export: Path | None = None,
     device: Any = None,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
+    """Prove ``reps`` times after ``warmup`` proofs; ``progress`` hears each phase as it starts (long at 2^27)."""
+    say = progress or (lambda _msg: None)
     row: dict[str, Any] = {"what": "prove", "constraints": constraints, "backend": backend, "reps": reps}
     t0 = time.perf_counter()
+    say(f"setup: synthetic circuit of {constraints} constraints")
     sc = SyntheticCircuit(constraints, public_inputs, seed)
     fake = constraints > REAL_SETUP_MAX if pseudo_random is None else pseudo_random
     if fake:
@@ -89,6 +94,7 @@ def bench_prove(
     row["setup_s"] = time.perf_counter() - t0
     row["domain_log"] = params.domain_log
     t0 = time.perf_counter()
+    say(f"witness (setup took {row['setup_s']:.1f} s)")
     w, a, b, c = sc.evaluations()
     asg = Assignment(w, a, b, c, sc.num_inputs)
     row["witness_s"] = time.perf_counter() - t0
@@ -97,6 +103,7 @@ def bench_prove(
     )
     vk = params.vk
     t0 = time.perf_counter()
+    say(f"key load (witness took {row['witness_s']:.1f} s)")
     pk = ProvingKey(params, density, backend=backend, device=device, keep_host=not fake)
     del params
     row["key_load_s"] = time.perf_counter() - t0
@@ -110,6 +117,7 @@ def bench_prove(
     proof = b""
     for k in range(warmup + reps):
         t = [] if k < warmup else timings
+        say(f"proof {k + 1}/{warmup + reps}" + (" (warm-up)" if k < warmup else ""))
         t0 = time.perf_counter()
         proof = prove(pk, asg, timings=t)[0].to_bytes()
         if k == 0:
