@@ -1,5 +1,5 @@
-"""NTT / H-step / Groth16-prove benchmarks without the CLI's dependencies (typer, pydantic), for the GPU machine:
-the same code as `psagent bench ntt` / `psagent bench prove` (gpu.ntt.bench, gpu.groth16.bench).
+"""NTT / H-step / Groth16-prove benchmarks without the CLI's dependencies (typer, pydantic), for the GPU
+machine: the same code as `psagent bench ntt` / `psagent bench prove` (gpu.ntt.bench, gpu.groth16.bench).
 
   python benchmarks/groth16_bench.py ntt --backend cuda --sizes 20,22,24,27 --h-step --json out.json
   python benchmarks/groth16_bench.py prove --backend cuda --constraints 1048560 --real-setup --export DIR

@@ -1,5 +1,6 @@
 """Compile the NTT / Groth16 CUDA kernels to PTX and (with ptxas) sm_90 SASS on a machine without a GPU, and
-report registers and spills. Needs numba-cuda[cu13] (NVVM); see benchmarks/ptx_check.py for the patch it needs.
+report registers and spills. Needs numba-cuda[cu13] (NVVM); see benchmarks/ptx_check.py for
+the patch it needs.
 Usage: python benchmarks/ptx_check_ntt.py [--ptxas]
 """
 

@@ -1,4 +1,5 @@
-"""bench field|curve|ntt|msm|prove|e2e|c1-parse — the one entry point for measurements (docs/performance.md)."""
+"""bench field|curve|ntt|msm|prove|e2e|c1-parse — the one entry point for measurements
+(docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -107,8 +108,8 @@ def ntt(
     rows = []
     for logn in logs:
         rows.append(bench_ntt(logn, backend=backend, reps=reps, warmup=warmup, order=order_e,
-                              kind=Kind.COSET if coset else Kind.STANDARD, batch=batch, check_max_log=check_max,
-                              device=device))
+                              kind=Kind.COSET if coset else Kind.STANDARD, batch=batch,
+                              check_max_log=check_max, device=device))
         if h_step:
             rows.append(bench_h_step(logn, backend=backend, reps=reps, warmup=warmup, check_max_log=check_max,
                                      device=device))
@@ -158,7 +159,8 @@ def prove(
     device: int | None = typer.Option(None, "--device", help="CUDA device index."),  # noqa: B008
     json_out: str | None = typer.Option(None, "--json", help="Also write the result as JSON here."),  # noqa: B008
 ) -> None:
-    """Groth16 on the synthetic Filecoin-like circuit: per-stage medians; exit 1 unless every proof verified."""
+    """Groth16 on the synthetic Filecoin-like circuit: per-stage medians; exit 1 unless every proof
+    verified."""
     import json
     from pathlib import Path
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +11,7 @@ import typer
 from agent.cli.common import ConfigOption, not_implemented, settings_or_exit
 
 
-class Backend(str, Enum):
+class Backend(StrEnum):
     auto = "auto"
     cuda = "cuda"
     cpu = "cpu"

@@ -33,12 +33,13 @@ def generate(
         int | None, typer.Option(help="Derive the toxic waste from this seed (INSECURE).")
     ] = None,
 ) -> None:
-    """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the toxic
-    waste was handled)."""
+    """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the
+    toxic waste was handled)."""
     if sector_size is not None:
         fail(
-            f"--sector-size {sector_size}: parameters for the PoRep circuit need the StackedDRG circuit, which is "
-            "not implemented yet (the circuit issue is pending); use --r1cs DIR or --synthetic-constraints N",
+            f"--sector-size {sector_size}: parameters for the PoRep circuit need the StackedDRG circuit, "
+            "which is not implemented yet (the circuit issue is pending); "
+            "use --r1cs DIR or --synthetic-constraints N",
             EXIT_NOT_IMPLEMENTED,
         )
     if (r1cs is None) == (synthetic_constraints is None):

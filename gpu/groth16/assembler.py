@@ -2,8 +2,8 @@
 
 cuzk's assembler was keyed by a request id that concurrent ProofShare jobs shared, and mixed partitions of
 different proofs ("0/10 valid partitions"). Here every attempt registers a fresh job id (reusing one is an
-error), each partition is accepted once (a duplicate or a partition for an unknown, finished or failed job is an
-error, never a silent overwrite), and assemble() refuses until every slot is filled.
+error), each partition is accepted once (a duplicate or a partition for an unknown, finished or failed job is
+an error, never a silent overwrite), and assemble() refuses until every slot is filled.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""`psagent bench prove`: Groth16 on the synthetic Filecoin-like circuit, per-stage timings, every proof verified.
+"""`psagent bench prove`: Groth16 on the synthetic Filecoin-like circuit, per-stage timings, every proof
+verified.
 
 Two modes:
-* real setup (default up to ``real_setup_max`` constraints): development parameters from gpu.groth16.setup (test
-  seed, insecure, fine for timing), every proof verified with pyblst;
+* real setup (default up to ``real_setup_max`` constraints): development parameters from gpu.groth16.setup
+  (test seed, insecure, fine for timing), every proof verified with pyblst;
 * PSEUDO-RANDOM BASES (above that, or forced): the queries are tiles of a pool of random points, so the MSMs
   do the same work but the proof is NOT valid and is not claimed to be: the row says so.
 """
@@ -73,7 +74,8 @@ def bench_prove(
     device: Any = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Prove ``reps`` times after ``warmup`` proofs; ``progress`` hears each phase as it starts (long at 2^27)."""
+    """Prove ``reps`` times after ``warmup`` proofs; ``progress`` hears each phase as it starts (long at
+    2^27)."""
     say = progress or (lambda _msg: None)
     row: dict[str, Any] = {"what": "prove", "constraints": constraints, "backend": backend, "reps": reps}
     t0 = time.perf_counter()
@@ -146,7 +148,8 @@ def format_row(row: dict[str, Any]) -> str:
     lines = [
         f"prove {row['constraints']} constraints (domain 2^{row['domain_log']}), backend {row['backend']}"
         f"{', ' + row['device'] if 'device' in row else ''}: {row['bases']}",
-        f"  setup {row['setup_s']:.2f} s, witness {row['witness_s']:.2f} s, key load {row['key_load_s']:.2f} s, "
+        f"  setup {row['setup_s']:.2f} s, witness {row['witness_s']:.2f} s, "
+        f"key load {row['key_load_s']:.2f} s, "
         f"first prove {row['first_prove_s']:.2f} s, boolean aux {row['boolean_aux_fraction']:.1%}",
         f"  verified {row['verified']}"
         + (f", wrong input rejected: {row['wrong_input_rejected']}" if "wrong_input_rejected" in row else ""),

@@ -1,4 +1,5 @@
-"""Small CUDA kernels of the prover: padding the quotient's input buffers, gathering the A/B scalars on the device."""
+"""Small CUDA kernels of the prover: padding the quotient's input buffers, gathering the A/B scalars on the
+device."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ THREADS = 256
 
 
 @kernel
-def _zero_rows_kernel(a, start):  # type: ignore[no-untyped-def]
-    i = cuda.grid(1) + start
+def _zero_rows_kernel(a, start):
+    i = cuda.grid(1) + start  # type: ignore[call-arg]  # numba's @intrinsic signature
     if i < a.shape[0]:
         for j in range(8):
             a[i, j] = uint32(0)
@@ -28,8 +29,8 @@ def zero_rows(d2: Any, start: int) -> None:
 
 
 @kernel
-def _gather_kernel(src, idx, dst):  # type: ignore[no-untyped-def]
-    i = cuda.grid(1)
+def _gather_kernel(src, idx, dst):
+    i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
     if i < dst.shape[0]:
         k = idx[i]
         for j in range(8):

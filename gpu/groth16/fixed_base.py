@@ -1,8 +1,9 @@
 """Fixed-base scalar multiplication k_i * G for many scalars and one base (the setup's bulk work).
 
-A comb of WINDOW-bit windows: table[w][d - 1] = d * 2^(WINDOW w) * G for d in 1..2^WINDOW - 1 (32 windows x 255
-affine points for 8-bit windows), then each k*G is at most 32 mixed additions (no doublings) in XYZZ, and one
-batch normalisation at the end. Works for G1 and G2 through gpu.curves.generic (the array shape picks the group).
+A comb of WINDOW-bit windows: table[w][d - 1] = d * 2^(WINDOW w) * G for d in 1..2^WINDOW - 1 (32 windows x
+255 affine points for 8-bit windows), then each k*G is at most 32 mixed additions (no doublings) in XYZZ, and
+one batch normalisation at the end. Works for G1 and G2 through gpu.curves.generic (the array shape picks the
+group).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ DIGITS = (1 << WINDOW) - 1
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _comb_n(lo, hi, table, scalars, out):  # type: ignore[no-untyped-def]
+def _comb_n(lo, hi, table, scalars, out):
     for i in range(lo, hi):
         acc = xyzz_identity_like(table)
         for k in range(NWIN):

@@ -1,15 +1,15 @@
 """Groth16 keys and proofs in bellperson's binary layouts (porep.md §8), as Montgomery point arrays.
 
-VerifyingKey (.vk): alpha_g1 ‖ beta_g1 ‖ beta_g2 ‖ gamma_g2 ‖ delta_g1 ‖ delta_g2 ‖ u32-BE ic_len ‖ ic, every point
-  uncompressed zcash (G1 96 bytes, G2 192 bytes).
+VerifyingKey (.vk): alpha_g1 ‖ beta_g1 ‖ beta_g2 ‖ gamma_g2 ‖ delta_g1 ‖ delta_g2 ‖ u32-BE ic_len ‖ ic, every
+  point uncompressed zcash (G1 96 bytes, G2 192 bytes).
 Parameters (.params): vk ‖ (u32-BE len ‖ G1...) h ‖ l ‖ a ‖ b_g1 ‖ (len ‖ G2...) b_g2, uncompressed; h has
   domain_size - 1 points, l one per aux variable, a / b_g1 / b_g2 omit the variables whose polynomial is zero.
   Points at infinity are rejected on read (bellperson's reader does the same); trailing bytes are ignored.
-Proof: A (G1 compressed, 48) ‖ B (G2 compressed, 96) ‖ C (G1 compressed, 48) = 192 bytes; a multi-partition proof
-  is the concatenation in partition order.
+Proof: A (G1 compressed, 48) ‖ B (G2 compressed, 96) ‖ C (G1 compressed, 48) = 192 bytes; a multi-partition
+  proof is the concatenation in partition order.
 Reading decodes straight from a memory map into the final arrays, chunk by chunk (no second copy of the file);
-the curve check always runs, the subgroup check unless ``subgroup_check=False`` (a file already checked against
-a published digest).
+the curve check always runs, the subgroup check unless ``subgroup_check=False`` (a file already checked
+against a published digest).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def _one(group: Group, a: np.ndarray) -> np.ndarray:
 
 @dataclass
 class VerifyingKey:
-    """[alpha]_1, [beta]_1, [beta]_2, [gamma]_2, [delta]_1, [delta]_2 and ic_j = [(beta u_j + alpha v_j + w_j) /
-    gamma]_1 for the public inputs (ONE first); each a (1, 2, ...) or (k, 2, ...) affine Montgomery array."""
+    """[alpha]_1, [beta]_1, [beta]_2, [gamma]_2, [delta]_1, [delta]_2 and
+    ic_j = [(beta u_j + alpha v_j + w_j) / gamma]_1 for the public inputs (ONE first); each a (1, 2, ...) or
+    (k, 2, ...) affine Montgomery array."""
 
     alpha_g1: np.ndarray
     beta_g1: np.ndarray

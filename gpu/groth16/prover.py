@@ -1,16 +1,18 @@
 """The Groth16 prover (bellperson's create_proof, SupraSeal's GPU split), CPU and CUDA, single or batched.
 
 Per circuit, a straight line of timed phases:
-  quotient   a, b, c (= A.w, B.w, C.w on the domain) -> iNTT (NR, the 1/n deferred) -> coset NTT (RN, g^i/n fused)
-             -> (a b - c) / (g^n - 1) -> coset iNTT (NR, g^-i/n fused, result out of Montgomery form): the
-             coefficients of h in bit-reversed order. No bit reversal runs: the H bases are permuted once when
-             the ProvingKey is built (position p holds H[bitrev(p)]; the slot of h_(n-1), always 0, the identity).
+  quotient   a, b, c (= A.w, B.w, C.w on the domain) -> iNTT (NR, the 1/n deferred)
+             -> coset NTT (RN, g^i/n fused) -> (a b - c) / (g^n - 1)
+             -> coset iNTT (NR, g^-i/n fused, result out of Montgomery form): the coefficients of h in
+             bit-reversed order. No bit reversal runs: the H bases are permuted once when the ProvingKey is
+             built (position p holds H[bitrev(p)]; the slot of h_(n-1), always 0, the identity).
   msm_h      sum h_i H_i
   msm_l      sum aux_j L_j
   msm_a      inputs (all) + aux with A-density
   msm_b_g1 / msm_b_g2   inputs with B-density + aux with B-density (the MSM engine skips zeros, sums ones and
              runs Pippenger on the rest: gpu.msm)
-  epilogue   A = alpha + r delta + A'; B = beta + s delta + B'; C = s A' + r B1' + rs delta + s alpha + r beta + H' + L'
+  epilogue   A = alpha + r delta + A'; B = beta + s delta + B';
+             C = s A' + r B1' + rs delta + s alpha + r beta + H' + L'
 r and s come from the OS CSPRNG unless given (deterministic mode: CPU and CUDA then give identical bytes).
 Batches (several assignments of one shape) share the resident bases of one ProvingKey: the SRS is loaded and
 uploaded once, and each circuit's MSMs run over it in turn.
@@ -38,8 +40,8 @@ from gpu.ntt.tables import NO_SCALE, scale
 
 @dataclass
 class Assignment:
-    """One circuit instance: the full witness (canonical, ONE first) and A.w, B.w, C.w (Montgomery, one row per
-    constraint including the input constraints)."""
+    """One circuit instance: the full witness (canonical, ONE first) and A.w, B.w, C.w (Montgomery, one row
+    per constraint including the input constraints)."""
 
     witness: np.ndarray
     a: np.ndarray
@@ -142,8 +144,9 @@ def _zero_rows(d2: Any, start: int) -> None:
 
 
 class ProvingKey:
-    """Parameters made ready for proving on one backend/device: bases resident (uploaded once for CUDA), the
-    H bases permuted for the bit-reversed quotient, and the density that maps the witness onto the A/B queries."""
+    """Parameters made ready for proving on one backend/device: bases resident (uploaded once for CUDA), the H
+    bases permuted for the bit-reversed quotient, and the density that maps the witness onto the A/B
+    queries."""
 
     def __init__(
         self,
@@ -232,8 +235,8 @@ def prove(
     timings: list[dict[str, float]] | None = None,
 ) -> list[Proof]:
     """Proofs for one or several assignments of the key's circuit shape. ``r``/``s`` (one int per circuit, or
-    one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives one
-    dict of per-phase seconds per circuit."""
+    one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives
+    one dict of per-phase seconds per circuit."""
     asgs = [assignments] if isinstance(assignments, Assignment) else list(assignments)
     nc = len(asgs)
     rs = _per_circuit(r, nc)

@@ -1,10 +1,11 @@
 """Rank-1 constraint systems over Fr: A, B, C as CSR matrices, evaluation A.w, B.w, C.w, density, a
 satisfiability check that names the first failing constraint, and an on-disk cache of numpy files.
 
-Variables use bellperson's unified numbering (cuzk's PCE layout, cuzk.md §1.6): columns 0..num_inputs-1 are the
-public inputs with ONE at column 0, then the aux (private) variables. The matrices hold the circuit's own
+Variables use bellperson's unified numbering (cuzk's PCE layout, cuzk.md §1.6): columns 0..num_inputs-1 are
+the public inputs with ONE at column 0, then the aux (private) variables. The matrices hold the circuit's own
 constraints; bellperson then appends one input constraint per input, ``x_i * 0 = 0`` (A row = x_i, B = C = 0),
-so that the IC query is fully dense: ``evaluate`` appends those rows too, and ``num_constraints_total`` counts them.
+so that the IC query is fully dense: ``evaluate`` appends those rows too, and ``num_constraints_total`` counts
+them.
 Coefficients are canonical Fr limbs ((nnz, 8) uint32); a Montgomery copy is made once for evaluation.
 """
 
@@ -16,6 +17,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from numba import njit
@@ -47,7 +49,8 @@ class UnsatisfiedConstraint(AssertionError):
 
 @dataclass
 class CSR:
-    """One constraint matrix: row_ptr (m+1,) int64, cols (nnz,) uint32 unified indices, vals (nnz, 8) canonical."""
+    """One constraint matrix: row_ptr (m+1,) int64, cols (nnz,) uint32 unified indices, vals (nnz, 8)
+    canonical."""
 
     row_ptr: np.ndarray
     cols: np.ndarray
@@ -74,7 +77,7 @@ class CSR:
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _spmv_n(lo, hi, ptr, cols, vals, w, out):  # type: ignore[no-untyped-def]
+def _spmv_n(lo, hi, ptr, cols, vals, w, out):
     for i in range(lo, hi):
         acc = fr_zero()
         for e in range(ptr[i], ptr[i + 1]):
@@ -83,7 +86,7 @@ def _spmv_n(lo, hi, ptr, cols, vals, w, out):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _column_sums_n(lo, hi, ptr, cols, vals, lag, out):  # type: ignore[no-untyped-def]
+def _column_sums_n(lo, hi, ptr, cols, vals, lag, out):
     # out[col] += vals[e] * lag[row] for rows [lo, hi) (serial: columns collide across rows)
     for i in range(lo, hi):
         li = fr_load(lag, i)
@@ -94,7 +97,8 @@ def _column_sums_n(lo, hi, ptr, cols, vals, lag, out):  # type: ignore[no-untype
 
 @dataclass
 class R1CS:
-    """A constraint system: ``num_inputs`` includes ONE; ``a``, ``b``, ``c`` have one row per circuit constraint."""
+    """A constraint system: ``num_inputs`` includes ONE; ``a``, ``b``, ``c`` have one row per circuit
+    constraint."""
 
     num_inputs: int
     num_aux: int
@@ -133,7 +137,7 @@ class R1CS:
         """log2 of the evaluation domain: the next power of two >= num_constraints_total."""
         return max(0, (self.num_constraints_total - 1).bit_length())
 
-    # ------------------------------------------------------------------ density (cuzk PCE: a_aux, b_input, b_aux)
+    # -------------------------------------------------------------- density (cuzk PCE: a_aux, b_input, b_aux)
 
     def density(self) -> Density:
         def used(mat: CSR) -> np.ndarray:
@@ -146,11 +150,12 @@ class R1CS:
             a_aux=ua[self.num_inputs :], b_input=ub[: self.num_inputs], b_aux=ub[self.num_inputs :]
         )
 
-    # ------------------------------------------------------------------ evaluation
+    # -------------------------------------------------------------- evaluation
 
     def evaluate(self, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(A.w, B.w, C.w) in Montgomery form, each of num_constraints_total rows (input constraints appended:
-        a = x_i, b = c = 0). ``witness`` is the full assignment, canonical (num_vars, 8) with witness[0] = 1."""
+        a = x_i, b = c = 0). ``witness`` is the full assignment, canonical (num_vars, 8) with
+        witness[0] = 1."""
         w = check_witness(witness, self.num_vars)
         wm = fr_to_mont(w)
         m, k = self.num_constraints, self.num_inputs
@@ -181,8 +186,8 @@ class R1CS:
             raise UnsatisfiedConstraint(i, av, bv, cv)
 
     def column_sums(self, lagrange: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """u_j, v_j, w_j = sum over constraints k of M[k, j] * lagrange[k] for M = A, B, C (Montgomery), with the
-        input constraints included: the QAP polynomials of every variable evaluated at tau (setup)."""
+        """u_j, v_j, w_j = sum over constraints k of M[k, j] * lagrange[k] for M = A, B, C (Montgomery), with
+        the input constraints included: the QAP polynomials of every variable evaluated at tau (setup)."""
         m, k = self.num_constraints, self.num_inputs
         if lagrange.shape[0] < m + k:
             raise ValueError("need one Lagrange coefficient per constraint (input constraints included)")
@@ -196,7 +201,7 @@ class R1CS:
         outs[0][:k] = fr_add_batch(outs[0][:k], np.ascontiguousarray(lagrange[m : m + k]))
         return outs[0], outs[1], outs[2]
 
-    # ------------------------------------------------------------------ on-disk cache
+    # -------------------------------------------------------------- on-disk cache
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write meta.json + one .npy per array, atomically (temporary directory, then rename)."""
@@ -233,7 +238,7 @@ class R1CS:
         meta = json.loads((d / "meta.json").read_text())
         if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
             raise ValueError(f"{d}: not a {FORMAT} v{FORMAT_VERSION} directory")
-        mode = "r" if mmap else None
+        mode: Literal["r"] | None = "r" if mmap else None
         mats = []
         for name in ("A", "B", "C"):
             mats.append(

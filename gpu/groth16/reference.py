@@ -1,8 +1,8 @@
 """A slow, independent Groth16 setup and prover for tiny circuits: Python integers for every field operation
-(Lagrange basis in closed form, O(n^2) interpolation, schoolbook polynomial division by X^n - 1) and pyblst for
-every group operation. It shares no arithmetic with the engine (no NTT, no MSM, no gpu.fields/gpu.curves math),
-so the tests use it as the oracle: the engine's setup and prover must reproduce its bytes exactly for the same
-toxic waste and (r, s), and its proofs must verify with pyblst and py_ecc.
+(Lagrange basis in closed form, O(n^2) interpolation, schoolbook polynomial division by X^n - 1) and pyblst
+for every group operation. It shares no arithmetic with the engine (no NTT, no MSM, no gpu.fields/gpu.curves
+math), so the tests use it as the oracle: the engine's setup and prover must reproduce its bytes exactly for
+the same toxic waste and (r, s), and its proofs must verify with pyblst and py_ecc.
 """
 
 from __future__ import annotations

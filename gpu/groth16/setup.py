@@ -1,9 +1,10 @@
-"""Development trusted setup for any R1CS (bellperson's generate_parameters, on the engine's NTT and fixed-base
-multiplication). The toxic waste lives only in this function's frame: it is drawn from the OS CSPRNG and never
-written anywhere. ``test_seed`` derives it from a seed instead, for reproducible tests and benchmarks; such
-parameters are insecure and ``describe()`` / the CLI mark them so.
+"""Development trusted setup for any R1CS (bellperson's generate_parameters, on the engine's NTT and
+fixed-base multiplication). The toxic waste lives only in this function's frame: it is drawn from the OS
+CSPRNG and never written anywhere. ``test_seed`` derives it from a seed instead, for reproducible tests and
+benchmarks; such parameters are insecure and ``describe()`` / the CLI mark them so.
 
-  tau powers 1..tau^(n-1); Lagrange values L_k(tau) = inverse NTT of the powers (L_k(tau) = n^-1 sum_i tau^i w^-ik)
+  tau powers 1..tau^(n-1); Lagrange values L_k(tau) = inverse NTT of the powers
+    (L_k(tau) = n^-1 sum_i tau^i w^-ik)
   u_j, v_j, w_j = sum_k M[k, j] L_k(tau) (input constraints included)
   h_i = tau^i Z(tau) / delta (i < n - 1); ic_j = (beta u_j + alpha v_j + w_j) / gamma; l_j = (...) / delta
   a = [u_j]_1, b_g1 = [v_j]_1, b_g2 = [v_j]_2 without zeros; vk = alpha, beta, gamma, delta in G1/G2.

@@ -5,8 +5,9 @@ Groups of GROUP = 16 constraints, each allocating 16 aux variables:
   rows 4..13  (2 r_a) * r_b = r_a + r_b - d_t       (XOR, as bellman's boolean gadget: d_t = r_a xor r_b with
                                                     a = t mod 4, b = (t + 1) mod 4; d_t appears only in C)
   row 14      (sum_t 2^t bit_t) * 1 = v             (packing of the 14 bits, as multipack does)
-  row 15      v * prev = z                          (prev = public input x_(1 + g mod k) for the first k groups,
-                                                    else the previous group's z: full-size field values)
+  row 15      v * prev = z                          (prev = public input x_(1 + g mod k) for the first k
+                                                    groups, else the previous group's z: full-size field
+                                                    values)
 so 14 of 16 aux values (87.5 %) are bits, A-density is 15/16 and B-density 5/16, near the PoRep statistics of
 cuzk.md §1.6 (a_aux 99.7 %, b_aux 25.4 %; dominated by SHA-256 bit gadgets). A trailing partial group holds
 only boolean rows.
@@ -34,7 +35,7 @@ XOR_B = [(t + 1) % ROOTS for t in range(BITS - ROOTS)]
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _chain(v, x, ngroups, k, z):  # type: ignore[no-untyped-def]
+def _chain(v, x, ngroups, k, z):
     # z[g] = v[g] * prev(g), all Montgomery; prev(g) = x[g mod k] for g < k, else z[g - 1]
     for g in range(ngroups):
         prev = fr_load(x, g % k) if g < k else fr_load(z, g - 1)
@@ -122,8 +123,8 @@ class SyntheticCircuit:
         return w
 
     def evaluations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(witness, A.w, B.w, C.w): the last three Montgomery, with the input constraints appended, computed from
-        the structure (equal to r1cs().evaluate(witness), which the tests check)."""
+        """(witness, A.w, B.w, C.w): the last three Montgomery, with the input constraints appended, computed
+        from the structure (equal to r1cs().evaluate(witness), which the tests check)."""
         val = self._values()
         w = self._assemble(val)
         g, k1 = self.full_groups, self.num_inputs

@@ -143,7 +143,7 @@ def bench_h_step(
                 want = quotient_cpu(abc[0], abc[1], abc[2], logn)
                 row["check"] = "equals CPU path" if np.array_equal(got, want) else "MISMATCH"
             else:
-                row["check"] = "not checked above 2^%d (the NTTs are checked separately)" % check_max_log
+                row["check"] = f"not checked above 2^{check_max_log} (the NTTs are checked separately)"
             del d
     else:
         for _ in range(warmup):

@@ -1,9 +1,9 @@
-"""CPU NTT (Numba @njit on the shared thread pool): the same DIF/DIT butterflies, twiddles and scales as the CUDA
-kernels, so both backends give identical arrays.
+"""CPU NTT (Numba @njit on the shared thread pool): the same DIF/DIT butterflies, twiddles and scales as the
+CUDA kernels, so both backends give identical arrays.
 
 Layout: |a| is (batch, n, 8) uint32, Montgomery, transformed in place. Stages whose butterflies span more than
-BLOCK elements run one parallel sweep each over batch * n/2 butterflies; the remaining stages run block by block
-(2^BLOCK_LOG elements, 128 KiB, cache-resident), one block per task.
+BLOCK elements run one parallel sweep each over batch * n/2 butterflies; the remaining stages run block by
+block (2^BLOCK_LOG elements, 128 KiB, cache-resident), one block per task.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ BLOCK_LOG = 12
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _stage_n(lo, hi, a, tw, logn, b, inverse, dif):  # type: ignore[no-untyped-def]
+def _stage_n(lo, hi, a, tw, logn, b, inverse, dif):
     # one radix-2 stage on bit b for butterflies [lo, hi) of batch * n/2
     half = (1 << logn) >> 1
     h = 1 << b
@@ -44,7 +44,7 @@ def _stage_n(lo, hi, a, tw, logn, b, inverse, dif):  # type: ignore[no-untyped-d
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _blocks_n(lo, hi, a, tw, logn, btop, inverse, dif):  # type: ignore[no-untyped-def]
+def _blocks_n(lo, hi, a, tw, logn, btop, inverse, dif):
     # stages on bits 0..btop inside aligned blocks of 2^(btop+1) elements; blocks [lo, hi) of batch * nblocks
     half = (1 << logn) >> 1
     bsize = 1 << (btop + 1)
@@ -71,7 +71,7 @@ def _blocks_n(lo, hi, a, tw, logn, btop, inverse, dif):  # type: ignore[no-untyp
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _scale_n(lo, hi, a, logn, reversed_pos, mode, const, slo, shi, lbits):  # type: ignore[no-untyped-def]
+def _scale_n(lo, hi, a, logn, reversed_pos, mode, const, slo, shi, lbits):
     n = 1 << logn
     for t in range(lo, hi):
         bi = t // n
@@ -82,7 +82,7 @@ def _scale_n(lo, hi, a, logn, reversed_pos, mode, const, slo, shi, lbits):  # ty
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _bitrev_n(lo, hi, a, logn):  # type: ignore[no-untyped-def]
+def _bitrev_n(lo, hi, a, logn):
     n = 1 << logn
     for t in range(lo, hi):
         bi = t // n

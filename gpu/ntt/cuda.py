@@ -1,9 +1,10 @@
 """CUDA NTT: radix-2 stages grouped into passes that each run in shared memory (sppark's structure, ntt.cuh).
 
-A pass covers S consecutive index bits [b_lo, b_lo + S). One block owns C = 2^c "columns" (C consecutive values
-of the bits below b_lo, so a warp's loads hit consecutive 32-byte elements) times 2^S "rows" (the bits of the
-pass): C * 2^(S-1) threads, one butterfly each per stage; the first stage of a pass reads global memory, the last
-one writes it, the stages between exchange through shared memory (limb-major, so lanes hit distinct banks).
+A pass covers S consecutive index bits [b_lo, b_lo + S). One block owns C = 2^c "columns" (C consecutive
+values of the bits below b_lo, so a warp's loads hit consecutive 32-byte elements) times 2^S "rows" (the bits
+of the pass): C * 2^(S-1) threads, one butterfly each per stage; the first stage of a pass reads global
+memory, the last one writes it, the stages between exchange through shared memory (limb-major, so lanes hit
+distinct banks).
 The forward coset factor g^i is applied as the first pass loads, n^-1 / g^-i n^-1 as the last pass stores.
 
 Pass plan for n = 2^logn: the pass over the low bits [0, S0) has C = 1 and S0 = min(logn, LOW_PASS_BITS); the
@@ -36,12 +37,12 @@ assert COLUMNS & (COLUMNS - 1) == 0
 
 
 @jitable
-def _ld(sh, k):  # type: ignore[no-untyped-def]
+def _ld(sh, k):
     return (sh[0, k], sh[1, k], sh[2, k], sh[3, k], sh[4, k], sh[5, k], sh[6, k], sh[7, k])
 
 
 @jitable
-def _st(sh, k, v):  # type: ignore[no-untyped-def]
+def _st(sh, k, v):
     v0, v1, v2, v3, v4, v5, v6, v7 = v
     sh[0, k] = v0
     sh[1, k] = v1
@@ -62,7 +63,7 @@ def _pass(
     nbits,
     cbits,
     inverse,
-    dif,  # type: ignore[no-untyped-def]
+    dif,
     pre_mode,
     pre_const,
     pre_lo,
@@ -107,7 +108,7 @@ def _pass(
                 v0 = apply_scale(v0, j0, pre_mode, pre_const, pre_lo, pre_hi, pre_lbits)
                 v1 = apply_scale(v1, j1, pre_mode, pre_const, pre_lo, pre_hi, pre_lbits)
         else:
-            cuda.syncthreads()
+            cuda.syncthreads()  # type: ignore[call-arg]  # numba's @intrinsic signature
             v0 = _ld(sh, (k0 << cbits) | col)
             v1 = _ld(sh, (k1 << cbits) | col)
         if dif:
@@ -130,8 +131,8 @@ def _pass(
 
 
 @kernel
-def _scale_kernel(a, logn, reversed_pos, mode, const, lo, hi, lbits):  # type: ignore[no-untyped-def]
-    p = cuda.grid(1)
+def _scale_kernel(a, logn, reversed_pos, mode, const, lo, hi, lbits):
+    p = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
     x = a[cuda.blockIdx.y]
     if p < (1 << logn):
         idx = brev(p, logn) if reversed_pos else p
@@ -139,8 +140,8 @@ def _scale_kernel(a, logn, reversed_pos, mode, const, lo, hi, lbits):  # type: i
 
 
 @kernel
-def _bitrev_kernel(a, logn):  # type: ignore[no-untyped-def]
-    i = cuda.grid(1)
+def _bitrev_kernel(a, logn):
+    i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
     x = a[cuda.blockIdx.y]
     if i < (1 << logn):
         j = brev(i, logn)
@@ -151,9 +152,9 @@ def _bitrev_kernel(a, logn):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def _h_pointwise(a, b, c, zinv):  # type: ignore[no-untyped-def]
+def _h_pointwise(a, b, c, zinv):
     """a <- (a * b - c) * zinv[0] (the Groth16 quotient on the coset, where Z is the constant g^n - 1)."""
-    i = cuda.grid(1)
+    i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
     if i < a.shape[0]:
         fr_store(a, i, fr_mul(fr_sub(fr_mul(fr_load(a, i), fr_load(b, i)), fr_load(c, i)), fr_load(zinv, 0)))
 

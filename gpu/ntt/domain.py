@@ -2,8 +2,8 @@
 plan (Gentleman-Sande or Cooley-Tukey, plus at most one bit reversal) derived from the requested orders.
 
 Fr has 2-adicity 32: r - 1 = 2^32 * t with t odd, and 7 generates Fr* (the multiplicative generator of
-blstrs/arkworks/sppark), so w_{2^32} = 7^t and w_n = w_{2^32}^(2^32 / n). The coset is g * <w_n> with g = 7, as in
-bellperson's EvaluationDomain (coset_fft multiplies coefficient i by g^i) and SupraSeal's groth16_ntt_h.
+blstrs/arkworks/sppark), so w_{2^32} = 7^t and w_n = w_{2^32}^(2^32 / n). The coset is g * <w_n> with g = 7,
+as in bellperson's EvaluationDomain (coset_fft multiplies coefficient i by g^i) and SupraSeal's groth16_ntt_h.
 
 Transforms (n = 2^logn, x the input array, coefficients a_i, evaluations y_j):
   FORWARD  STANDARD  y_j = sum_i a_i w^(ij)
@@ -11,9 +11,9 @@ Transforms (n = 2^logn, x the input array, coefficients a_i, evaluations y_j):
   INVERSE  STANDARD  a_i = n^-1 sum_j y_j w^(-ij)
   INVERSE  COSET     a_i = g^-i n^-1 sum_j y_j w^(-ij)
 Orders (as in sppark's InputOutputOrder): N = natural, R = bit-reversed, first letter the input, second the
-output. DIF (Gentleman-Sande) maps natural to bit-reversed, DIT (Cooley-Tukey) bit-reversed to natural, so NR and
-RN cost no permutation; NN and RR add one. The Groth16 H step uses iNTT NR -> coset NTT RN -> coset iNTT NR and
-never permutes (the H bases are permuted once instead, see gpu.groth16).
+output. DIF (Gentleman-Sande) maps natural to bit-reversed, DIT (Cooley-Tukey) bit-reversed to natural, so NR
+and RN cost no permutation; NN and RR add one. The Groth16 H step uses iNTT NR -> coset NTT RN ->
+coset iNTT NR and never permutes (the H bases are permuted once instead, see gpu.groth16).
 """
 
 from __future__ import annotations

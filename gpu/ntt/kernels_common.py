@@ -13,7 +13,7 @@ MODE_TABLE = 2
 
 
 @jitable
-def twiddle(tw, e, half, inverse):  # type: ignore[no-untyped-def]
+def twiddle(tw, e, half, inverse):
     """w^e (forward) or w^-e (inverse) from the table w^0..w^(half-1): w^-e = -w^(half - e) for e > 0."""
     if not inverse:
         return fr_load(tw, e)
@@ -23,7 +23,7 @@ def twiddle(tw, e, half, inverse):  # type: ignore[no-untyped-def]
 
 
 @jitable
-def brev(i, logn):  # type: ignore[no-untyped-def]
+def brev(i, logn):
     """The low logn bits of i reversed (portable: the simulator has no brev intrinsic)."""
     out = 0
     for _ in range(logn):
@@ -33,21 +33,22 @@ def brev(i, logn):  # type: ignore[no-untyped-def]
 
 
 @jitable
-def dif_butterfly(u, v, w):  # type: ignore[no-untyped-def]
+def dif_butterfly(u, v, w):
     """Gentleman-Sande: (u + v, (u - v) w)."""
     return fr_add(u, v), fr_mul(fr_sub(u, v), w)
 
 
 @jitable
-def dit_butterfly(u, v, w):  # type: ignore[no-untyped-def]
+def dit_butterfly(u, v, w):
     """Cooley-Tukey: (u + v w, u - v w)."""
     t = fr_mul(v, w)
     return fr_add(u, t), fr_sub(u, t)
 
 
 @jitable
-def apply_scale(x, idx, mode, const, lo, hi, lbits):  # type: ignore[no-untyped-def]
-    """x * f(idx) for the scale of gpu.ntt.tables (mode 1: const[0]; mode 2: lo[idx & mask] * hi[idx >> L])."""
+def apply_scale(x, idx, mode, const, lo, hi, lbits):
+    """x * f(idx) for the scale of gpu.ntt.tables (mode 1: const[0];
+    mode 2: lo[idx & mask] * hi[idx >> L])."""
     if mode == MODE_CONST:
         return fr_mul(x, fr_load(const, 0))
     if mode == MODE_TABLE:

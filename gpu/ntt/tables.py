@@ -1,11 +1,13 @@
-"""Precomputed tables of an NTT size, made once per size and cached (host side; gpu.ntt.cuda keeps device copies).
+"""Precomputed tables of an NTT size, made once per size and cached (host side; gpu.ntt.cuda keeps device
+copies).
 
 * twiddles(logn): w_n^e for e in [0, n/2), Montgomery, (n/2, 8). The inverse transform reads the same table:
   w^-e = w^(n - e) = -w^(n/2 - e) for 0 < e < n/2 (w^(n/2) = -1), so one table serves both directions.
-* Scale: the element-wise factors applied before (forward coset: g^i) or after (inverse: n^-1, coset: g^-i n^-1)
-  the butterflies, as a constant or a two-level table f(i) = lo[i & (2^L - 1)] * hi[i >> L] (2 * 2^(logn/2)
-  entries instead of n, one extra multiplication). ``canonical`` tables leave the factor of R out of ``lo`` so
-  the result comes out of Montgomery form (x R * f / R = x f) for free: the H step feeds the MSM that way.
+* Scale: the element-wise factors applied before (forward coset: g^i) or after (inverse: n^-1,
+  coset: g^-i n^-1) the butterflies, as a constant or a two-level table f(i) = lo[i & (2^L - 1)] * hi[i >> L]
+  (2 * 2^(logn/2) entries instead of n, one extra multiplication). ``canonical`` tables leave the factor of R
+  out of ``lo`` so the result comes out of Montgomery form (x R * f / R = x f) for free: the H step feeds the
+  MSM that way.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ MODE_TABLE = 2
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _powers_n(lo, hi, base, out):  # type: ignore[no-untyped-def]
+def _powers_n(lo, hi, base, out):
     # out[i] = base^i * out[0] for i in [lo, hi); out[0] holds the scale factor on entry and is rewritten.
     e = np.empty(2, dtype=np.uint32)
     e[0] = np.uint32(lo & 0xFFFFFFFF)

@@ -14,8 +14,8 @@ from gpu.groth16.r1cs import CSR, R1CS
 def random_circuit(
     seed: int, num_public: int = 2, num_constraints: int = 12
 ) -> tuple[R1CS, np.ndarray, list[int]]:
-    """(r1cs, witness limbs, public inputs) with random sparse rows; each constraint defines a fresh aux z with
-    C = c z + noise, so the witness satisfies every row; every variable appears somewhere."""
+    """(r1cs, witness limbs, public inputs) with random sparse rows; each constraint defines a fresh aux z
+    with C = c z + noise, so the witness satisfies every row; every variable appears somewhere."""
     rnd = random.Random(seed)
     ni = 1 + num_public
     n0 = 3  # free aux variables

@@ -1,5 +1,5 @@
-"""psagent params generate|info, bench ntt, bench prove --export: the exported vk / inputs / proof are checked with
-a verifier built here from the independent .vk parser and pyblst."""
+"""psagent params generate|info, bench ntt, bench prove --export: the exported vk / inputs / proof are checked
+with a verifier built here from the independent .vk parser and pyblst."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Groth16 end to end. Oracles: the pure-Python reference setup/prover (gpu.groth16.reference: Python integers +
-pyblst, no engine arithmetic), pyblst directly (a verifier written here from deps.md §1.3), and py_ecc on small
-sizes. Every positive check has its negative: a wrong public input and a flipped proof byte are rejected."""
+"""Groth16 end to end. Oracles: the pure-Python reference setup/prover (gpu.groth16.reference: Python integers
++ pyblst, no engine arithmetic), pyblst directly (a verifier written here from deps.md §1.3), and py_ecc on
+small sizes. Every positive check has its negative: a wrong public input and a flipped proof byte are
+rejected."""
 
 from __future__ import annotations
 
@@ -128,7 +129,8 @@ def test_wrong_shapes_are_refused(seed: int) -> None:
 
 @pytest.mark.slow
 def test_cuda_proof_equals_cpu_bytes(seed: int) -> None:
-    """CUDA backend (simulator in CI, the GPU with PSAGENT_REAL_CUDA=1) == CPU, byte for byte, for fixed r, s."""
+    """CUDA backend (simulator in CI, the GPU with PSAGENT_REAL_CUDA=1) == CPU, byte for byte, for fixed
+    r, s."""
     sc = SyntheticCircuit(40 if simulator() else 5000, num_public=2, seed=seed)
     r1cs = sc.r1cs()
     params = generate(r1cs, test_seed=seed)
@@ -146,8 +148,9 @@ LARGE = int(os.environ.get("PSAGENT_TEST_CONSTRAINTS", "200000"))
 
 @pytest.mark.slow
 def test_filecoin_like_large_circuit(seed: int) -> None:
-    """The synthetic family at LARGE constraints (~88 % boolean witness): setup, prove from the structure's direct
-    evaluations (CPU, or CUDA with PSAGENT_REAL_CUDA=1), verify with our verifier and with pyblst directly."""
+    """The synthetic family at LARGE constraints (~88 % boolean witness): setup, prove from the structure's
+    direct evaluations (CPU, or CUDA with PSAGENT_REAL_CUDA=1), verify with our verifier and with pyblst
+    directly."""
     sc = SyntheticCircuit(LARGE, num_public=4, seed=seed)
     r1cs = sc.r1cs()
     params = generate(r1cs, test_seed=seed)

@@ -1,5 +1,5 @@
-"""NTT over Fr: the CPU path against an O(n^2) DFT and Horner evaluation with Python integers, and the CUDA path
-(simulator in CI, the real GPU with PSAGENT_REAL_CUDA=1) against the CPU path, bit for bit."""
+"""NTT over Fr: the CPU path against an O(n^2) DFT and Horner evaluation with Python integers, and the CUDA
+path (simulator in CI, the real GPU with PSAGENT_REAL_CUDA=1) against the CPU path, bit for bit."""
 
 from __future__ import annotations
 
