@@ -173,7 +173,8 @@ def prove(
     try:
         row = bench_prove(synthetic_constraints, backend=backend, reps=reps, warmup=warmup,
                           public_inputs=public_inputs, seed=seed, pseudo_random=pseudo_random_bases,
-                          export=Path(export) if export else None, device=device)
+                          export=Path(export) if export else None, device=device,
+                          progress=lambda msg: typer.echo(f"bench prove: {msg}", err=True))
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     typer.echo(format_row(row))
