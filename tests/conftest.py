@@ -13,11 +13,6 @@ from pathlib import Path
 
 if os.environ.get("PSAGENT_REAL_CUDA") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-    # numba-cuda's .pth hook may have loaded numba's config at interpreter start, before this line: re-read
-    # the environment now so whichever test module imports numba.cuda first gets the simulator.
-    from numba.core import config as _numba_config
-
-    _numba_config.reload_config()
 
 import pytest  # noqa: E402
 
