@@ -4,7 +4,9 @@ Public API (backend="cpu" | "cuda"; both give identical affine results):
   msm_g1(bases, scalars, backend=..., device=None, window=None) -> (2, 12) affine point
   msm_g2(bases, scalars, ...) -> (2, 2, 12)
   MSMContext(bases, backend=..., device=None): bases uploaded once (kept on the device), then
-      ctx.msm(scalars[, window=, timings=]) any number of times.
+      ctx.msm(scalars[, window=, timings=]) any number of times;
+      ctx.msm_batch([scalars_0, ..., scalars_{K-1}][, window=, timings=, max_bytes=]) -> (K, ...) affine
+      points: K vectors of one length over the same bases, on the GPU in one pass (split to fit max_bytes).
 Bases: affine Montgomery arrays, (n, 2, 12) G1 / (n, 2, 2, 12) G2, identity = zeros. Scalars: canonical Fr,
 (n, 8) uint32 (or a numba device array of that shape for the CUDA backend). Stages, one file each as in
 sppark: digits, sort, batch_add, accumulate, integrate; orchestrator: context.py; CPU version: cpu.py.

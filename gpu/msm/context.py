@@ -1,20 +1,30 @@
 """The MSM orchestrator: owns the (resident) bases and the device buffers, runs the stages in order.
 
-CUDA pipeline for sum_i k_i * P_i (the Groth16 split of SupraSeal, then Pippenger as in sppark):
-  classify    scalars -> class 0 (dropped) / 1 (summed by batch_add) / 2 (bucket method); host reads counts
-  histogram   bucket sizes of every signed c-bit digit (window size chosen from the class-2 count)
-  scan        bucket start offsets
+CUDA pipeline for sum_i k_i * P_i (the Groth16 split of SupraSeal, then Pippenger as in sppark), for K >= 1
+scalar vectors ("circuits") over the same resident bases in one pass (msm() is the K = 1 case):
+  classify    scalars -> class 0 (dropped) / 1 (summed by batch_add) / 2 (bucket method); per-circuit counts
+              (K x 3), read by the host once
+  plan        window size from the largest class-2 count; circuits grouped into consecutive sub-batches whose
+              buffers fit in max_bytes (default: a fraction of the free device memory); each runs the rest
+  ones        one launch for all circuits of the sub-batch, neighbouring threads on the same chunk of bases
+  histogram   bucket sizes of every signed c-bit digit; bucket b of window w of the s-th circuit that has
+              class-2 scalars is key (s*W + w)*2^(c-1) + b
+  scan        bucket start offsets (all circuits at once)
   scatter     point indices grouped by bucket (sign in bit 31)
-  accumulate  XYZZ bucket sums, K sorted entries per thread + fix-up of buckets that span threads
-  integrate   per-window weighted bucket sums in segments, tree over segments
-  combine     2^(c*w) weights (Horner) + the ones' sum, on the host (a few hundred point operations)
+  accumulate  XYZZ bucket sums, a chunk of sorted entries per thread + fix-up of buckets that span chunks
+              (one run over the entries of all circuits, reading the shared bases)
+  integrate   per-window weighted bucket sums in segments, tree over segments (all windows in one launch)
+  combine     per circuit: 2^(c*w) weights (Horner) + the ones' sum, on the host (a few hundred point
+              operations)
 The CPU backend (gpu.msm.cpu) computes the same sum; results are returned in affine form, so both backends
 give identical arrays.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +41,8 @@ POINT_THREADS = 128  # threads per block for kernels doing point arithmetic (~17
 LIGHT_THREADS = 256
 ONES_PER_THREAD = 256  # bases per thread in the batch addition of scalar-one points
 SEG_LEN = 32  # buckets per thread in the bucket reduction
+FREE_FRACTION = 0.7  # default max_bytes of a batched pass: this share of the free device memory
+U32_LIMIT = 1 << 32  # sort keys and bucket offsets are uint32
 assert POINT_THREADS >= 32 and POINT_THREADS & (POINT_THREADS - 1) == 0
 
 
@@ -62,6 +74,8 @@ class MSMContext:
     ``ctx.msm(scalars)`` returns sum_i scalars[i] * bases[i] as one affine point ((2, 12) for G1,
     (2, 2, 12) for G2; the identity is all zeros). Scalars are canonical Fr, (m, 8) uint32 with m <= n (the
     first m bases are used); with the CUDA backend they may also be a numba device array.
+    ``ctx.msm_batch([s_0, ..., s_{K-1}])`` returns the K sums over the same bases, on the GPU in one pass
+    (batched Groth16 proving: several circuits of one shape).
     """
 
     def __init__(
@@ -97,39 +111,94 @@ class MSMContext:
     ) -> np.ndarray:
         """sum_i scalars[i] * bases[i] in affine form. ``window`` overrides the window size;
         ``timings`` (a dict) receives per-stage milliseconds (CUDA: event timings, synchronising)."""
-        xyzz = self.msm_xyzz(scalars, window=window, timings=timings)
-        return self.group.xyzz_to_affine(xyzz)[0]
+        return self.msm_batch([scalars], window=window, timings=timings)[0]
 
     def msm_xyzz(
         self, scalars: Any, *, window: int | None = None, timings: dict[str, float] | None = None
     ) -> Any:
         """Like msm() but returns the (1, 4, ...) XYZZ sum (no inversion)."""
-        m = scalars.shape[0]
-        if m > self.n:
-            raise ValueError(f"{m} scalars for {self.n} bases")
-        if scalars.shape[1:] != (8,) or scalars.dtype != np.uint32:
-            raise ValueError(
-                f"scalars must be an (m, 8) uint32 array of canonical Fr, got {scalars.dtype} {scalars.shape}"
-            )
+        return self.msm_batch_xyzz([scalars], window=window, timings=timings)
+
+    def msm_batch(
+        self,
+        scalars_list: Sequence[Any],
+        *,
+        window: int | None = None,
+        timings: dict[str, float] | None = None,
+        max_bytes: int | None = None,
+    ) -> np.ndarray:
+        """The K sums sum_i s[i] * bases[i], one per scalar vector s (all of one length m <= n), as a
+        (K,) + affine shape array. CUDA: one pass for all of them; ``max_bytes`` caps the working buffers of a
+        pass (sort entries, buckets, partial sums; not the scalars), beyond which the batch is split into
+        consecutive sub-batches (default: FREE_FRACTION of the free device memory)."""
+        xyzz = self.msm_batch_xyzz(scalars_list, window=window, timings=timings, max_bytes=max_bytes)
+        return self.group.xyzz_to_affine(xyzz)
+
+    def msm_batch_xyzz(
+        self,
+        scalars_list: Sequence[Any],
+        *,
+        window: int | None = None,
+        timings: dict[str, float] | None = None,
+        max_bytes: int | None = None,
+    ) -> np.ndarray:
+        """Like msm_batch() but returns the (K, 4, ...) XYZZ sums (no inversion)."""
+        scalars_list, m = self._check_scalars(scalars_list)
         if self.backend == "cpu":
-            s = np.ascontiguousarray(scalars)
             t0 = time.perf_counter()
-            bases = self._bases[:m]
             c = window or window_bits(m, "cpu")
-            out = msm_cpu(bases, s, c)
+            bases = self._bases[:m]
+            out = np.concatenate(
+                [msm_cpu(bases, np.ascontiguousarray(_to_host(s)), c) for s in scalars_list]
+            )
             if timings is not None:
                 timings["total_ms"] = (time.perf_counter() - t0) * 1e3
             return out
         assert self.device is not None
         with self.device.use():
-            return self._msm_cuda(scalars, m, window, timings)
+            return self._msm_cuda(scalars_list, m, window, timings, max_bytes)
+
+    def _check_scalars(self, scalars_list: Any) -> tuple[list[Any], int]:
+        """The scalar vectors as a list and their common length m; ValueError unless K >= 1 arrays, all
+        (m, 8) uint32 with the same m <= n."""
+        if (isinstance(scalars_list, np.ndarray) or _is_device_array(scalars_list)) and len(
+            scalars_list.shape
+        ) == 3:
+            out = [scalars_list[k] for k in range(scalars_list.shape[0])]  # a (K, m, 8) stack
+        elif isinstance(scalars_list, Sequence):
+            out = list(scalars_list)
+        else:
+            raise ValueError(f"scalars_list must be a sequence of arrays, not {type(scalars_list).__name__}")
+        if not out:
+            raise ValueError("msm_batch needs at least one scalar vector (K = 0)")
+        for k, s in enumerate(out):
+            if not (isinstance(s, np.ndarray) or _is_device_array(s)):
+                raise ValueError(f"scalars[{k}] is a {type(s).__name__}, not a numpy or device array")
+            if len(s.shape) != 2 or s.shape[1] != 8 or s.dtype != np.uint32:
+                raise ValueError(
+                    f"scalars must be (m, 8) uint32 arrays of canonical Fr, got {s.dtype} {s.shape}"
+                    + (f" for circuit {k}" if len(out) > 1 else "")
+                )
+        m = out[0].shape[0]
+        lengths = sorted({s.shape[0] for s in out})
+        if len(lengths) > 1:
+            raise ValueError(f"the scalar vectors of a batch must have one length, got lengths {lengths}")
+        if m > self.n:
+            raise ValueError(f"{m} scalars for {self.n} bases")
+        return out, m
 
     # ------------------------------------------------------------------ CUDA
 
     def _msm_cuda(
-        self, scalars: Any, m: int, window: int | None, timings: dict[str, float] | None
+        self,
+        scalars_list: list[Any],
+        m: int,
+        window: int | None,
+        timings: dict[str, float] | None,
+        max_bytes: int | None,
     ) -> np.ndarray:
         coord = self.group.coord_shape
+        nc = len(scalars_list)
         marks: list[tuple[str, Any]] = []
 
         def mark(name: str) -> None:
@@ -139,34 +208,73 @@ class MSMContext:
                 marks.append((name, ev))
 
         mark("start")
-        d_s = scalars if _is_device_array(scalars) else cuda.to_device(np.ascontiguousarray(scalars))
+        d_s = [s if _is_device_array(s) else cuda.to_device(np.ascontiguousarray(s)) for s in scalars_list]
         bases = self._bases if m == self.n else self._bases[:m]
         mark("upload")
-        cls = cuda.device_array(max(m, 1), dtype=np.uint8)
-        d_counters = cuda.to_device(np.zeros(3, dtype=np.uint32))
-        sort.classify[_blocks(m, LIGHT_THREADS), LIGHT_THREADS](d_s, cls, d_counters)
-        counters = d_counters.copy_to_host()
+        cls = cuda.device_array((nc, max(m, 1)), dtype=np.uint8)
+        d_counters = cuda.to_device(np.zeros((nc, 3), dtype=np.uint32))
+        for k in range(nc):
+            sort.classify[_blocks(m, LIGHT_THREADS), LIGHT_THREADS](d_s[k], cls[k], d_counters[k])
+        counters = d_counters.copy_to_host().astype(np.int64)
         mark("classify")
-        extras = []
-        n_one, n_other = int(counters[1]), int(counters[2])
-        if n_one:
+        n_one, n_other = counters[:, 1], counters[:, 2]
+        c = window or window_bits(max(int(n_other.max()), 1), "cuda")
+        budget = max_bytes if max_bytes is not None else (_free_budget() if nc > 1 else None)
+        plan = plan_batches(n_one, n_other, m, c, _xyzz_bytes(coord), budget)
+        out = np.empty((nc, 4) + coord, dtype=np.uint32)
+        for k0, k1 in plan:
+            self._pass(bases, d_s[k0:k1], cls[k0:k1], n_one[k0:k1], n_other[k0:k1], c, out[k0:k1], mark)
+        if timings is not None:
+            marks[-1][1].synchronize()
+            stages: dict[str, float] = {}
+            for (_, a), (name, b) in zip(marks, marks[1:], strict=False):
+                stages[name + "_ms"] = stages.get(name + "_ms", 0.0) + a.elapsed_time(b)
+            timings.update(stages)
+            timings["total_ms"] = marks[0][1].elapsed_time(marks[-1][1])
+            timings["window_bits"] = float(c)
+            timings["n_one"] = float(n_one.sum())
+            timings["n_other"] = float(n_other.sum())
+            timings["sub_batches"] = float(len(plan))
+        return out
+
+    def _pass(
+        self,
+        bases: Any,
+        d_s: list[Any],
+        cls: Any,
+        n_one: np.ndarray,
+        n_other: np.ndarray,
+        c: int,
+        out: np.ndarray,
+        mark: Callable[[str], None],
+    ) -> None:
+        """One pass of the pipeline over the B circuits of a sub-batch: out[j] = circuit j's XYZZ sum."""
+        coord = self.group.coord_shape
+        nbat, m = len(d_s), cls.shape[1]
+        ones = None
+        if n_one.any():
             nthr = _next_pow2(_blocks(m, ONES_PER_THREAD))
-            partial = cuda.device_array((nthr, 4) + coord, dtype=np.uint32)
-            batch_add.sum_ones[_blocks(nthr, POINT_THREADS), POINT_THREADS](
+            partial = cuda.device_array((nbat * nthr, 4) + coord, dtype=np.uint32)
+            batch_add.sum_ones[_blocks(nbat * nthr, POINT_THREADS), POINT_THREADS](
                 bases, cls, ONES_PER_THREAD, partial
             )
-            integrate.tree_sum(partial, nthr, 1, POINT_THREADS)
-            extras.append(partial[0:1].copy_to_host())
+            integrate.tree_sum(partial, nthr, nbat, POINT_THREADS)
+            ones = _rows_to_host(partial, nthr, nbat)
         mark("ones")
-        c = window or window_bits(max(n_other, 1), "cuda")
         nwin = num_windows(c)
         wins = None
-        if n_other:
+        if n_other.any():
+            # bucket slots only for the circuits with class-2 scalars (an all-0/1 vector needs none)
+            todo = [int(j) for j in np.flatnonzero(n_other)]
             nb = 1 << (c - 1)
-            total = nwin * nb
+            nwins = len(todo) * nwin
+            total = nwins * nb
             counts = cuda.device_array(total + 1, dtype=np.uint32)
             sort.fill_u32[_blocks(total + 1, LIGHT_THREADS), LIGHT_THREADS](counts, 0)
-            sort.histogram[_blocks(m, LIGHT_THREADS), LIGHT_THREADS](d_s, cls, c, nwin, nb, counts)
+            for slot, j in enumerate(todo):
+                sort.histogram[_blocks(m, LIGHT_THREADS), LIGHT_THREADS](
+                    d_s[j], cls[j], c, nwin, nb, slot * nwin * nb, counts
+                )
             bstart = cuda.device_array(total + 1, dtype=np.uint32)
             sort.exclusive_scan(counts, bstart, total + 1)
             nent = int(bstart[total : total + 1].copy_to_host()[0])
@@ -174,9 +282,10 @@ class MSMContext:
             cursor.copy_to_device(bstart)
             sorted_idx = cuda.device_array(max(nent, 1), dtype=np.uint32)
             sorted_bkt = cuda.device_array(max(nent, 1), dtype=np.uint32)
-            sort.scatter[_blocks(m, LIGHT_THREADS), LIGHT_THREADS](
-                d_s, cls, c, nwin, nb, cursor, sorted_idx, sorted_bkt
-            )
+            for slot, j in enumerate(todo):
+                sort.scatter[_blocks(m, LIGHT_THREADS), LIGHT_THREADS](
+                    d_s[j], cls[j], c, nwin, nb, slot * nwin * nb, cursor, sorted_idx, sorted_bkt
+                )
             mark("sort")
             k = _chunk(nent)
             nchunks = max(1, (nent + k - 1) // k)
@@ -198,33 +307,46 @@ class MSMContext:
             mark("accumulate")
             seg = min(SEG_LEN, nb)
             nseg = nb // seg
-            segs = cuda.device_array((nwin * nseg, 4) + coord, dtype=np.uint32)
-            integrate.integrate_segments[_blocks(nwin * nseg, POINT_THREADS), POINT_THREADS](
-                buckets, bstart, nb, seg, nseg, nwin, segs
+            segs = cuda.device_array((nwins * nseg, 4) + coord, dtype=np.uint32)
+            integrate.integrate_segments[_blocks(nwins * nseg, POINT_THREADS), POINT_THREADS](
+                buckets, bstart, nb, seg, nseg, nwins, segs
             )
-            integrate.tree_sum(segs, nseg, nwin, POINT_THREADS)
-            d_wins = cuda.device_array((nwin, 4) + coord, dtype=np.uint32)
-            integrate.gather_rows[
-                _blocks(nwin * 4 * 12 * (2 if len(coord) == 2 else 1), LIGHT_THREADS), LIGHT_THREADS
-            ](segs.reshape(nwin * nseg, -1), nseg, d_wins.reshape(nwin, -1))
-            wins = d_wins.copy_to_host()
+            integrate.tree_sum(segs, nseg, nwins, POINT_THREADS)
+            wins = _rows_to_host(segs, nseg, nwins)
+            slot_of = {j: slot for slot, j in enumerate(todo)}
             mark("integrate")
-        out = np.empty((1, 4) + coord, dtype=np.uint32)
-        extra = np.concatenate(extras) if extras else np.empty((0, 4) + coord, dtype=np.uint32)
-        if wins is None:
-            wins = np.zeros((1, 4) + coord, dtype=np.uint32)  # ZZ = 0: the identity
-            c = 1
-        combine_windows(wins, c, extra, out)
+        no_extra = np.empty((0, 4) + coord, dtype=np.uint32)
+        identity = np.zeros((1, 4) + coord, dtype=np.uint32)  # ZZ = 0: the identity
+        for j in range(nbat):
+            extra = ones[j : j + 1] if ones is not None and n_one[j] else no_extra
+            if wins is not None and n_other[j]:
+                w0 = slot_of[j] * nwin
+                combine_windows(wins[w0 : w0 + nwin], c, extra, out[j : j + 1])
+            else:
+                combine_windows(identity, 1, extra, out[j : j + 1])
         mark("combine")
-        if timings is not None:
-            marks[-1][1].synchronize()
-            for (_, a), (name, b) in zip(marks, marks[1:], strict=False):
-                timings[name + "_ms"] = a.elapsed_time(b)
-            timings["total_ms"] = marks[0][1].elapsed_time(marks[-1][1])
-            timings["window_bits"] = float(c)
-            timings["n_one"] = float(n_one)
-            timings["n_other"] = float(n_other)
-        return out
+
+
+def _to_host(x: Any) -> np.ndarray:
+    return x.copy_to_host() if _is_device_array(x) else np.asarray(x)
+
+
+def _xyzz_bytes(coord: tuple[int, ...]) -> int:
+    """Bytes of one XYZZ point (4 coordinates of uint32 limbs)."""
+    return 4 * 4 * math.prod(coord)
+
+
+def _rows_to_host(pts: Any, stride: int, rows: int) -> np.ndarray:
+    """Rows 0, stride, 2*stride, ... of the device points pts (where tree_sum leaves each group's total),
+    gathered on the device and copied to the host as (rows, 4, ...)."""
+    if stride == 1 or rows == 1:
+        return pts[0 : (rows - 1) * stride + 1].copy_to_host()
+    dst = cuda.device_array((rows,) + tuple(pts.shape[1:]), dtype=np.uint32)
+    width = math.prod(pts.shape[1:])
+    integrate.gather_rows[_blocks(rows * width, LIGHT_THREADS), LIGHT_THREADS](
+        pts.reshape(pts.shape[0], width), stride, dst.reshape(rows, width)
+    )
+    return dst.copy_to_host()
 
 
 def _chunk(nent: int) -> int:
@@ -234,6 +356,62 @@ def _chunk(nent: int) -> int:
     while k < 256 and nent // k > (1 << 20):
         k *= 2
     return k
+
+
+def _free_budget() -> int | None:
+    """FREE_FRACTION of the device's free memory (None in the simulator, which reports infinity)."""
+    ctx = cuda.current_context()
+    pending = getattr(ctx, "deallocations", None)
+    if pending is not None:
+        pending.clear()  # buffers Python has dropped but numba has not yet returned to the driver
+    free = float(ctx.get_memory_info()[0])
+    return int(free * FREE_FRACTION) if math.isfinite(free) else None
+
+
+def pass_bytes(
+    n_one: np.ndarray, n_other: np.ndarray, m: int, c: int, point_bytes: int
+) -> tuple[int, int, int]:
+    """(device bytes, sort entries at most, bucket keys) of one pipeline pass over the circuits whose class
+    counts are n_one / n_other (m scalars each, window c, XYZZ points of point_bytes)."""
+    nbytes = 0
+    if np.any(n_one):
+        nbytes += len(n_one) * _next_pow2(_blocks(m, ONES_PER_THREAD)) * point_bytes
+    nwin = num_windows(c)
+    nent = int(np.sum(n_other)) * nwin
+    if not nent:
+        return nbytes, 0, 0
+    nb = 1 << (c - 1)
+    nwins = int(np.count_nonzero(n_other)) * nwin
+    total = nwins * nb
+    nchunks = -(-nent // _chunk(nent))
+    nseg = nb // min(SEG_LEN, nb)
+    nbytes += 3 * 4 * (total + 1) + 8 * nent  # counts, offsets, cursors; sorted (index, bucket) pairs
+    nbytes += point_bytes * (total + 2 * nchunks + nwins * (nseg + 1))  # buckets, head/tail, segments
+    return nbytes, nent, total + 1
+
+
+def plan_batches(
+    n_one: np.ndarray, n_other: np.ndarray, m: int, c: int, point_bytes: int, max_bytes: int | None
+) -> list[tuple[int, int]]:
+    """Consecutive circuit ranges [k0, k1), one pipeline pass each: as many circuits as fit in max_bytes
+    (None: no limit) and in the uint32 sort keys, at least one per pass."""
+    nc = len(n_other)
+
+    def fits(k0: int, k1: int) -> bool:
+        nbytes, nent, keys = pass_bytes(n_one[k0:k1], n_other[k0:k1], m, c, point_bytes)
+        return nent < U32_LIMIT and keys < U32_LIMIT and (max_bytes is None or nbytes <= max_bytes)
+
+    plan = []
+    k0 = 0
+    for k in range(nc):
+        _, nent, keys = pass_bytes(n_one[k : k + 1], n_other[k : k + 1], m, c, point_bytes)
+        if nent >= U32_LIMIT or keys >= U32_LIMIT:
+            raise ValueError(f"{m} scalars with {c}-bit windows exceed the uint32 sort keys of one pass")
+        if k > k0 and not fits(k0, k + 1):
+            plan.append((k0, k))
+            k0 = k
+    plan.append((k0, nc))
+    return plan
 
 
 def msm(

@@ -2,6 +2,8 @@
 # (Numba kernel / device code: typed by Numba, not meaningfully by mypy)
 """Counting sort of (window, bucket) keys on the GPU: take |scalars| and return, for every non-zero digit of
 every class-2 scalar, the point index (sign in bit 31) grouped by bucket, plus each bucket's start offset.
+Several circuits (scalar vectors over the same bases) share one sort: bucket b of window w of circuit slot s
+is key (s * W + w) * 2^(c-1) + b, the slot's first key passed to histogram/scatter as |base|.
 
 Three passes instead of a comparison sort: a histogram of bucket sizes (atomics spread over W * 2^(c-1)
 counters), an exclusive scan of the counts, and a scatter that claims slots with an atomic cursor per bucket.
@@ -45,8 +47,9 @@ def classify(scalars, cls, counters):
 
 
 @kernel
-def histogram(scalars, cls, c, nwin, nbuckets, counts):
-    """counts[w * nbuckets + |d| - 1] += 1 for every non-zero digit d of window w."""
+def histogram(scalars, cls, c, nwin, nbuckets, base, counts):
+    """counts[base + w * nbuckets + |d| - 1] += 1 for every non-zero digit d of window w (base: the first
+    bucket of this circuit, when several circuits share one sort)."""
     i = cuda.grid(1)
     if i < scalars.shape[0] and cls[i] == 2:
         carry = U64(0)
@@ -54,12 +57,13 @@ def histogram(scalars, cls, c, nwin, nbuckets, counts):
             raw = window_raw(scalars, i, w * c, c)
             a, neg, carry = signed_digit(raw, carry, c)
             if a != U64(0):
-                cuda.atomic.add(counts, w * nbuckets + np.int64(a) - 1, U32(1))
+                cuda.atomic.add(counts, base + w * nbuckets + np.int64(a) - 1, U32(1))
 
 
 @kernel
-def scatter(scalars, cls, c, nwin, nbuckets, cursor, sorted_idx, sorted_bkt):
-    """Place (i | sign << 31, bucket) at a slot claimed from the bucket's cursor."""
+def scatter(scalars, cls, c, nwin, nbuckets, base, cursor, sorted_idx, sorted_bkt):
+    """Place (i | sign << 31, bucket) at a slot claimed from the bucket's cursor (buckets offset by base as
+    in histogram; i is the base point's index, which every circuit shares)."""
     i = cuda.grid(1)
     if i < scalars.shape[0] and cls[i] == 2:
         carry = U64(0)
@@ -67,7 +71,7 @@ def scatter(scalars, cls, c, nwin, nbuckets, cursor, sorted_idx, sorted_bkt):
             raw = window_raw(scalars, i, w * c, c)
             a, neg, carry = signed_digit(raw, carry, c)
             if a != U64(0):
-                g = w * nbuckets + np.int64(a) - 1
+                g = base + w * nbuckets + np.int64(a) - 1
                 pos = cuda.atomic.add(cursor, g, U32(1))
                 sorted_idx[pos] = U32(i) | (SIGN if neg else U32(0))
                 sorted_bkt[pos] = U32(g)
