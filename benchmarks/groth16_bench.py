@@ -45,6 +45,7 @@ def main() -> int:
     g.add_argument("--pseudo-random-bases", dest="fake", action="store_true")
     p.add_argument("--export")
     p.add_argument("--json")
+    p.add_argument("--circuits", type=int, default=1)
     a = ap.parse_args()
     ok = True
     if a.cmd == "ntt":
@@ -68,7 +69,7 @@ def main() -> int:
         row = bench_prove(a.constraints, backend=a.backend, reps=a.reps, warmup=a.warmup,
                           public_inputs=a.public_inputs, seed=a.seed, pseudo_random=a.fake,
                           export=Path(a.export) if a.export else None,
-                          progress=_progress)
+                          progress=_progress, circuits=a.circuits)
         print(format_row(row), flush=True)
         if a.json:
             Path(a.json).write_text(json.dumps(row, indent=1) + "\n")

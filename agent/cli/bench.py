@@ -158,6 +158,8 @@ def prove(
     export: str | None = typer.Option(None, "--export", help="Write DIR/vk, DIR/inputs.json, DIR/proof."),  # noqa: B008
     device: int | None = typer.Option(None, "--device", help="CUDA device index."),  # noqa: B008
     json_out: str | None = typer.Option(None, "--json", help="Also write the result as JSON here."),  # noqa: B008
+    circuits: int = typer.Option(1, "--circuits", min=1,  # noqa: B008
+                                 help="Prove K circuits of one shape per rep, as one batch."),
 ) -> None:
     """Groth16 on the synthetic Filecoin-like circuit: per-stage medians; exit 1 unless every proof
     verified."""
@@ -174,7 +176,8 @@ def prove(
         row = bench_prove(synthetic_constraints, backend=backend, reps=reps, warmup=warmup,
                           public_inputs=public_inputs, seed=seed, pseudo_random=pseudo_random_bases,
                           export=Path(export) if export else None, device=device,
-                          progress=lambda msg: typer.echo(f"bench prove: {msg}", err=True))
+                          progress=lambda msg: typer.echo(f"bench prove: {msg}", err=True),
+                          circuits=circuits)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     typer.echo(format_row(row))

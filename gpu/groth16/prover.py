@@ -1,12 +1,14 @@
 """The Groth16 prover (bellperson's create_proof, SupraSeal's GPU split), CPU and CUDA, single or batched.
 
 Per circuit, a straight line of timed phases:
+  upload_abc (CUDA) a, b, c to the device through pinned staging buffers (gpu.transfer)
   quotient   a, b, c (= A.w, B.w, C.w on the domain) -> iNTT (NR, the 1/n deferred)
              -> coset NTT (RN, g^i/n fused) -> (a b - c) / (g^n - 1)
              -> coset iNTT (NR, g^-i/n fused, result out of Montgomery form): the coefficients of h in
              bit-reversed order. No bit reversal runs: the H bases are permuted once when the ProvingKey is
              built (position p holds H[bitrev(p)]; the slot of h_(n-1), always 0, the identity).
-  msm_h      sum h_i H_i
+  upload_witness (CUDA) the witness, once; the A/B scalar vectors are gathered from it on the device
+  msm_h      sum h_i H_i (with msm_h.sort/.accumulate/.integrate: the MSM's stages, CUDA events)
   msm_l      sum aux_j L_j
   msm_a      inputs (all) + aux with A-density
   msm_b_g1 / msm_b_g2   inputs with B-density + aux with B-density (the MSM engine skips zeros, sums ones and
@@ -15,7 +17,8 @@ Per circuit, a straight line of timed phases:
              C = s A' + r B1' + rs delta + s alpha + r beta + H' + L'
 r and s come from the OS CSPRNG unless given (deterministic mode: CPU and CUDA then give identical bytes).
 Batches (several assignments of one shape) share the resident bases of one ProvingKey: the SRS is loaded and
-uploaded once, and each circuit's MSMs run over it in turn.
+uploaded once; on CUDA each MSM then runs once for a group of circuits (one sort and one accumulation pass
+over the bases, gpu.msm.MSMContext.msm_batch), groups as large as device memory admits.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from gpu.groth16.params import Parameters, Proof
 from gpu.groth16.r1cs import R1CS, Density
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
 from gpu.ntt.tables import NO_SCALE, scale
+from gpu.transfer import Staging
 
 
 @dataclass
@@ -103,18 +107,27 @@ def quotient_cpu(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int) -> np.n
     return h
 
 
-def quotient_cuda(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, dev: Device) -> Any:
+def quotient_cuda(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, dev: Device, staging: Staging | None = None
+) -> Any:
     """Like quotient_cpu, on the device (the caller holds it); returns an (n, 8) device array."""
+    return h_step_device(upload_abc(a, b, c, logn, staging), logn, dev)
+
+
+def upload_abc(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, staging: Staging | None = None) -> Any:
+    """a, b, c into a zero-padded (3, n, 8) device array, through ``staging``'s pinned buffers (a fresh
+    Staging if none is given)."""
     from numba import cuda
 
     n = 1 << logn
+    st = staging or Staging()
     d = cuda.device_array((3, n, 8), dtype=np.uint32)
     for k, x in enumerate((a, b, c)):
         m = x.shape[0]
-        d[k, :m].copy_to_device(np.ascontiguousarray(x))
+        st.upload(x, d[k, :m])
         if m < n:
             _zero_rows(d[k], m)
-    return h_step_device(d, logn, dev)
+    return d
 
 
 def h_step_device(d: Any, logn: int, dev: Device) -> Any:
@@ -197,6 +210,7 @@ class ProvingKey:
             )
             b_full = np.concatenate([self.b_inp_idx, self.num_inputs + self.b_aux_idx]).astype(np.uint32)
             assert self.device is not None
+            self.staging = Staging()  # pinned buffers for a, b, c and the witness, reused by every proof
             with self.device.use():
                 self.d_a_idx = cuda.to_device(a_full)
                 self.d_b_idx = cuda.to_device(b_full)
@@ -233,29 +247,39 @@ def prove(
     r: int | Sequence[int] | None = None,
     s: int | Sequence[int] | None = None,
     timings: list[dict[str, float]] | None = None,
+    batch: bool = True,
 ) -> list[Proof]:
     """Proofs for one or several assignments of the key's circuit shape. ``r``/``s`` (one int per circuit, or
     one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives
-    one dict of per-phase seconds per circuit."""
+    one dict of per-phase seconds per circuit. With the CUDA backend and several circuits, ``batch`` runs each
+    MSM once for a group of circuits (``MSMContext.msm_batch``: one sort and one accumulation pass over the
+    resident bases); the groups are as large as device memory admits. In a batch, a circuit's MSM phases are
+    the group's time divided by its size (key ``batch`` gives the size)."""
     asgs = [assignments] if isinstance(assignments, Assignment) else list(assignments)
     nc = len(asgs)
     rs = _per_circuit(r, nc)
     ss = _per_circuit(s, nc)
+    ts: list[dict[str, float]] = [{} for _ in range(nc)]
+    if pk.backend == "cuda":
+        assert pk.device is not None
+        with pk.device.use():
+            if batch and nc > 1:
+                res = []
+                size = _group_size(pk, nc)
+                for lo in range(0, nc, size):
+                    res += _msms_cuda_batch(pk, asgs[lo : lo + size], ts[lo : lo + size])
+            else:
+                res = [_msms_cuda(pk, asg, t) for asg, t in zip(asgs, ts, strict=True)]
+    else:
+        res = [_msms_cpu(pk, asg, t) for asg, t in zip(asgs, ts, strict=True)]
     proofs = []
-    for k, asg in enumerate(asgs):
-        t: dict[str, float] = {}
-        if pk.backend == "cuda":
-            assert pk.device is not None
-            with pk.device.use():
-                res = _msms_cuda(pk, asg, t)
-        else:
-            res = _msms_cpu(pk, asg, t)
+    for k, t in enumerate(ts):
         t0 = time.perf_counter()
-        proofs.append(_epilogue(pk, res, rs[k], ss[k]))
+        proofs.append(_epilogue(pk, res[k], rs[k], ss[k]))
         t["epilogue"] = time.perf_counter() - t0
-        t["total"] = sum(v for key, v in t.items() if key != "total")
-        if timings is not None:
-            timings.append(t)
+        t["total"] = sum(v for key, v in t.items() if key not in ("total", "batch") and "." not in key)
+    if timings is not None:
+        timings.extend(ts)
     return proofs
 
 
@@ -290,35 +314,102 @@ def _msms_cpu(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str,
     return out
 
 
-def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, np.ndarray]:
+def _device_scalars(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, Any]:
+    """Upload a, b, c and the witness; run the H step; return the device scalar vector of every MSM."""
     from numba import cuda
 
-    _check_abc(pk, asg)
-    assert pk.device is not None
-    cuda.synchronize()
-    t0 = time.perf_counter()
-    d_h = quotient_cuda(asg.a, asg.b, asg.c, pk.logn, pk.device)
-    cuda.synchronize()
-    t["quotient"] = time.perf_counter() - t0
     from gpu.groth16.cuda_kernels import gather
 
-    out = {}
-    t0 = time.perf_counter()
+    _check_abc(pk, asg)
     w = np.ascontiguousarray(asg.witness)
     if w.shape[0] != pk.num_inputs + pk.num_aux:
         raise ValueError(f"assignment has {w.shape[0]} variables, key expects {pk.num_inputs + pk.num_aux}")
-    d_w = cuda.to_device(w)
+    assert pk.device is not None
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    d_abc = upload_abc(asg.a, asg.b, asg.c, pk.logn, pk.staging)
+    cuda.synchronize()
+    t["upload_abc"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    d_h = h_step_device(d_abc, pk.logn, pk.device)
+    cuda.synchronize()
+    t["quotient"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    d_w = cuda.device_array(w.shape, dtype=np.uint32)
+    pk.staging.upload(w, d_w)
     d_b = gather(d_w, pk.d_b_idx)
     scalars = {"h": d_h, "l": d_w[pk.num_inputs :], "a": gather(d_w, pk.d_a_idx), "b_g1": d_b, "b_g2": d_b}
     cuda.synchronize()
     t["upload_witness"] = time.perf_counter() - t0
-    for name in ("h", "l", "a", "b_g1", "b_g2"):
+    return scalars
+
+
+MSM_NAMES = ("h", "l", "a", "b_g1", "b_g2")
+MSM_STAGES = ("sort_ms", "accumulate_ms", "integrate_ms")
+
+
+def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, np.ndarray]:
+    from numba import cuda
+
+    scalars = _device_scalars(pk, asg, t)
+    out = {}
+    for name in MSM_NAMES:
         t0 = time.perf_counter()
-        out[name] = pk.ctx[name].msm(scalars[name])
+        stages: dict[str, float] = {}
+        out[name] = pk.ctx[name].msm(scalars[name], timings=stages)
         cuda.synchronize()
         t["msm_" + name] = time.perf_counter() - t0
-    del d_h, d_w, d_b, scalars
+        for key in MSM_STAGES:  # the MSM's own stages (CUDA events)
+            if key in stages:
+                t[f"msm_{name}.{key[:-3]}"] = stages[key] / 1e3
     return out
+
+
+def _msms_cuda_batch(
+    pk: ProvingKey, asgs: Sequence[Assignment], ts: Sequence[dict[str, float]]
+) -> list[dict[str, np.ndarray]]:
+    """One group of circuits: per-circuit H steps and uploads, then each MSM once for all of them."""
+    from numba import cuda
+
+    scalars = []
+    for asg, t in zip(asgs, ts, strict=True):
+        sc = _device_scalars(pk, asg, t)
+        h = cuda.device_array(sc["h"].shape, dtype=np.uint32)  # own copy: frees the (3, n, 8) H-step buffer
+        h.copy_to_device(sc["h"])
+        sc["h"] = h
+        scalars.append(sc)
+    outs: list[dict[str, np.ndarray]] = [{} for _ in asgs]
+    k = len(asgs)
+    for name in MSM_NAMES:
+        t0 = time.perf_counter()
+        stages: dict[str, float] = {}
+        pts = pk.ctx[name].msm_batch([sc[name] for sc in scalars], timings=stages)
+        cuda.synchronize()
+        dt = time.perf_counter() - t0
+        for i, t in enumerate(ts):
+            outs[i][name] = pts[i]
+            t["msm_" + name] = dt / k
+            t["batch"] = float(k)
+            for key in MSM_STAGES:
+                if key in stages:
+                    t[f"msm_{name}.{key[:-3]}"] = stages[key] / 1e3 / k
+    return outs
+
+
+def _group_size(pk: ProvingKey, nc: int) -> int:
+    """Circuits per batch: what fits in the device's free memory next to one circuit's MSM working buffers
+    (sorted entries at ~12 windows, 8 bytes each). Each circuit holds h, the witness and the gathered A/B
+    scalars on the device (32 bytes per element) while its group's MSMs run."""
+    assert pk.device is not None
+    if pk.device.simulated:
+        return nc
+    from numba import cuda
+
+    free = int(cuda.current_context().get_memory_info()[0])
+    n = 1 << pk.logn
+    per_circuit = 32 * (n + pk.num_inputs + pk.num_aux + pk.a_aux_idx.shape[0] + pk.b_aux_idx.shape[0])
+    working = 3 * n * 32 + 12 * 8 * n  # the H step's (3, n, 8) buffer, one MSM's sorted entries
+    return max(1, min(nc, (free - working) // max(per_circuit, 1)))
 
 
 def _epilogue(pk: ProvingKey, m: dict[str, np.ndarray], r: int, s: int) -> Proof:

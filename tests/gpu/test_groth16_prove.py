@@ -161,3 +161,28 @@ def test_filecoin_like_large_circuit(seed: int) -> None:
     assert verify(params.vk, proof, xs) and pyblst_direct(params, proof, xs)
     assert not verify(params.vk, proof, xs[:3] + [(xs[3] + 1) % R])
     assert not verify(params.vk, flip(proof, 10), xs)
+
+
+@pytest.mark.slow
+def test_cuda_batch_equals_cpu(seed: int) -> None:
+    """Circuits of one shape (different witnesses) proved as one CUDA batch (each MSM once for all of them)
+    give the CPU backend's bytes (test_cuda_proof_equals_cpu_bytes ties single CUDA proofs to it) and
+    verify. Two circuits under the simulator (its kernels run as Python), four on a GPU."""
+    n, k = (40, 2) if simulator() else (5000, 4)
+    circuits = [SyntheticCircuit(n, num_public=2, seed=seed + i) for i in range(k)]
+    r1cs = circuits[0].r1cs()
+    params = generate(r1cs, test_seed=seed)
+    asgs = [Assignment.from_r1cs(r1cs, sc.witness()) for sc in circuits]
+    rs, ss = [3 + 2 * i for i in range(k)], [7 + 2 * i for i in range(k)]
+    pk = ProvingKey(params, r1cs.density(), backend="cuda")
+    timings: list[dict[str, float]] = []
+    batched = [p.to_bytes() for p in prove(pk, asgs, r=rs, s=ss, timings=timings)]
+    assert [t["batch"] for t in timings] == [float(k)] * k
+    cpu = [p.to_bytes() for p in prove(ProvingKey(params, r1cs.density()), asgs, r=rs, s=ss)]
+    assert batched == cpu
+    assert len(set(batched)) == k
+    if not simulator():
+        assert [p.to_bytes() for p in prove(pk, asgs, r=rs, s=ss, batch=False)] == cpu
+    pvk = prepare_verifying_key(params.vk)
+    assert verify_batch(pvk, batched, [sc.public_inputs() for sc in circuits])
+    assert not verify(pvk, batched[0], circuits[1].public_inputs())

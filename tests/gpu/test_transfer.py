@@ -1,0 +1,44 @@
+"""gpu.transfer.Staging: chunked copies through pinned buffers land every byte where it belongs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from gpu.transfer import Staging
+
+
+@pytest.mark.parametrize("chunk", [4, 40, 100, 1 << 20])
+def test_upload_into_slice_of_larger_array(chunk: int) -> None:
+    rng = np.random.default_rng(chunk)
+    host = rng.integers(0, 2**32, size=(37, 8), dtype=np.uint32)
+    d = cuda.to_device(np.zeros((3, 50, 8), dtype=np.uint32))
+    st = Staging(chunk_bytes=chunk, buffers=2)
+    st.upload(host, d[1, :37])
+    st.upload(host[::-1].copy(), d[2, 13:])
+    out = d.copy_to_host()
+    assert np.array_equal(out[1, :37], host)
+    assert not out[1, 37:].any() and not out[0].any()
+    assert np.array_equal(out[2, 13:], host[::-1])
+    assert not out[2, :13].any()
+
+
+def test_reused_buffers_and_other_dtypes() -> None:
+    st = Staging(chunk_bytes=24, buffers=3)
+    for seed in range(3):
+        host = np.random.default_rng(seed).integers(0, 255, size=1001, dtype=np.uint8)
+        d = cuda.device_array(1001, dtype=np.uint8)
+        st.upload(host, d)
+        assert np.array_equal(d.copy_to_host(), host)
+    st.upload(np.zeros((0, 8), np.uint32), cuda.device_array((0, 8), dtype=np.uint32))
+
+
+def test_rejects_mismatch() -> None:
+    st = Staging(chunk_bytes=64)
+    with pytest.raises(ValueError, match="cannot copy"):
+        st.upload(np.zeros((4, 8), np.uint32), cuda.device_array((5, 8), dtype=np.uint32))
+    with pytest.raises(ValueError, match="cannot copy"):
+        st.upload(np.zeros((4, 8), np.uint64), cuda.device_array((4, 8), dtype=np.uint32))
+    with pytest.raises(ValueError):
+        Staging(buffers=1)
