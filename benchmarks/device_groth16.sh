@@ -2,7 +2,7 @@
 # P5 (NTT) and P6 (Groth16) on the GPU machine, from the repository root, in one device call:
 #   bash benchmarks/device_groth16.sh [STEP...]     steps (default: all, in this order):
 #     env      nvidia-smi + versions
-#     tests    GPU correctness (TESTS_EXTRA: more test files), PSAGENT_REAL_CUDA=1, -k "cuda or large", Groth16 first (2026-12-03: the old NTT-first
+#     tests    GPU correctness (TESTS_EXTRA: more test files; TESTS_NTT="" leaves the NTT tests out), PSAGENT_REAL_CUDA=1, -k "cuda or large", Groth16 first (2026-12-03: the old NTT-first
 #              order spent the 230 s on compiling NTT tests): tests/gpu/test_groth16_prove.py (CUDA == CPU proof
 #              bytes; a 300,000-constraint synthetic circuit set up, proved on the GPU and verified with pyblst),
 #              then tests/gpu/test_ntt.py (CUDA vs CPU up to 2^22, every order/direction/coset); TESTS_S = limit
@@ -59,7 +59,7 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
                git log --oneline -1 2>/dev/null; nproc; free -g; } >"$WORK/env.log" 2>&1; head -30 "$WORK/env.log" ;;
         tests) PSAGENT_TEST_NPOW=22 PSAGENT_TEST_CONSTRAINTS=300000 \
                run tests ${TESTS_S:-230} python3 -m pytest -p no:cacheprovider -v tests/gpu/test_transfer.py \
-                   tests/gpu/test_groth16_prove.py ${TESTS_EXTRA:-} tests/gpu/test_ntt.py -k "cuda or large or upload or batch" \
+                   tests/gpu/test_groth16_prove.py ${TESTS_EXTRA:-} ${TESTS_NTT-tests/gpu/test_ntt.py} -k "cuda or large or upload or batch" \
                    --durations=15 ;;
         ntt) run ntt 120 "${B[@]}" ntt --backend cuda --sizes 20,22,24,27 --h-step --reps 5 --warmup 1 \
                  --check-max 22 --json "$WORK/ntt.json" ;;
