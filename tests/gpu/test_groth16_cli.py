@@ -107,3 +107,18 @@ def test_bench_prove_export_verifies_independently(tmp_path: Path) -> None:
     assert not check([xs[0] + 1] + xs[1:])
     row = json.loads((tmp_path / "r.json").read_text())
     assert row["verified"] == "1/1" and row["median_s"]["total"] > 0
+
+
+def test_bench_prove_batches_of_circuits(tmp_path: Path) -> None:
+    """--circuits K proves K circuits of one shape (different witnesses) per rep; every proof is verified."""
+    res = runner.invoke(
+        app,
+        ["bench", "prove", "--synthetic-constraints", "200", "--reps", "2", "--warmup", "0"]
+        + ["--circuits", "3", "--json", str(tmp_path / "r.json")],
+    )
+    assert res.exit_code == 0, res.output
+    assert "verified 6/6" in res.output and "batches of 3 circuits" in res.output
+    row = json.loads((tmp_path / "r.json").read_text())
+    assert row["circuits"] == 3 and row["batch_s"] > 0
+    bad = runner.invoke(app, ["bench", "prove", "--synthetic-constraints", "200", "--circuits", "0"])
+    assert bad.exit_code == 2
