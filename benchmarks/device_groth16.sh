@@ -2,16 +2,19 @@
 # P5 (NTT) and P6 (Groth16) on the GPU machine, from the repository root, in one device call:
 #   bash benchmarks/device_groth16.sh [STEP...]     steps (default: all, in this order):
 #     env      nvidia-smi + versions
-#     tests    GPU correctness (TESTS_EXTRA: more test files; TESTS_NTT="" leaves the NTT tests out), PSAGENT_REAL_CUDA=1, -k "cuda or large", Groth16 first (2026-12-03: the old NTT-first
+#     tests    GPU correctness (TESTS_EXTRA: more test files; TESTS_NTT="" leaves the NTT tests out; TESTS_K: -k), PSAGENT_REAL_CUDA=1, -k "cuda or large", Groth16 first (2026-12-03: the old NTT-first
 #              order spent the 230 s on compiling NTT tests): tests/gpu/test_groth16_prove.py (CUDA == CPU proof
 #              bytes; a 300,000-constraint synthetic circuit set up, proved on the GPU and verified with pyblst),
 #              then tests/gpu/test_ntt.py (CUDA vs CPU up to 2^22, every order/direction/coset); TESTS_S = limit
+#     xfer     host -> device copy rates (benchmarks/transfer_bench.py, XFER_GIB GiB): memcpy, pageable, staging, pinned
 #     ntt      psagent bench ntt --backend cuda, 2^20 2^22 2^24 2^27 with the H step (checked vs CPU <= 2^22)
 #     prove20  psagent bench prove, 2^20 - 16 constraints (domain 2^20), real setup, proofs verified (pyblst)
 #     batch20  4 circuits of 2^20 - 16 constraints per batch (real setup, all proofs verified)
 #     prove24  same at 2^24 - 16 with PSEUDO-RANDOM BASES (timing only, proof not valid)
 #     batch24  4 circuits of 2^24 - 16 per batch, pseudo-random bases
 #     prove27  same at 2^27 - 16 (PoRep partition scale), pseudo-random bases; skipped below 120 GB GPU memory
+#     prove27p the same with the assignment in pageable host memory (uploads through staging); the other prove
+#              steps keep it in pinned memory (the default of bench prove --host-memory)
 # Assumes the wheels of scripts/device_wheels.sh: installed into /tmp/site with PYTHONPATH set, or carried in .whl/
 # (then installed here). Every step is bounded by `timeout` and by a global deadline (TOTAL_S, default 530 s), so
 # the whole run stays under 9 minutes; logs + JSON are packed into $OUT/groth16-results.tgz, with summary.log.
@@ -59,8 +62,10 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
                git log --oneline -1 2>/dev/null; nproc; free -g; } >"$WORK/env.log" 2>&1; head -30 "$WORK/env.log" ;;
         tests) PSAGENT_TEST_NPOW=22 PSAGENT_TEST_CONSTRAINTS=300000 \
                run tests ${TESTS_S:-230} python3 -m pytest -p no:cacheprovider -v tests/gpu/test_transfer.py \
-                   tests/gpu/test_groth16_prove.py ${TESTS_EXTRA:-} ${TESTS_NTT-tests/gpu/test_ntt.py} -k "cuda or large or upload or batch" \
+                   tests/gpu/test_groth16_prove.py ${TESTS_EXTRA:-} ${TESTS_NTT-tests/gpu/test_ntt.py} \
+                   -k "${TESTS_K:-cuda or large or upload or batch or pinned}" \
                    --durations=15 ;;
+        xfer) run xfer 90 python3 benchmarks/transfer_bench.py --gib ${XFER_GIB:-2} --reps 3 --json "$WORK/xfer.json" ;;
         ntt) run ntt 120 "${B[@]}" ntt --backend cuda --sizes 20,22,24,27 --h-step --reps 5 --warmup 1 \
                  --check-max 22 --json "$WORK/ntt.json" ;;
         prove20) run prove20 150 "${B[@]}" prove --backend cuda --constraints 1048560 --reps 3 \
@@ -78,6 +83,8 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
                      echo "step prove27 SKIPPED: $(gpu_mem_gb) GB GPU memory < 120 GB (resident 2^27 SRS ~50 GB +" \
                           "NTT 12 GiB + MSM buffers)" | tee -a "$WORK/summary.log"
                  fi ;;
+        prove27p) run prove27p ${P27_S:-240} "${B[@]}" prove --backend cuda --constraints 134217712 \
+                      --reps 1 --warmup 1 --pseudo-random-bases --host-memory pageable --json "$WORK/prove27p.json" ;;
         *) echo "unknown step $step"; exit 2 ;;
     esac
 done

@@ -46,6 +46,7 @@ def main() -> int:
     p.add_argument("--export")
     p.add_argument("--json")
     p.add_argument("--circuits", type=int, default=1)
+    p.add_argument("--host-memory", choices=("pinned", "pageable"), default="pinned")
     a = ap.parse_args()
     ok = True
     if a.cmd == "ntt":
@@ -69,7 +70,7 @@ def main() -> int:
         row = bench_prove(a.constraints, backend=a.backend, reps=a.reps, warmup=a.warmup,
                           public_inputs=a.public_inputs, seed=a.seed, pseudo_random=a.fake,
                           export=Path(a.export) if a.export else None,
-                          progress=_progress, circuits=a.circuits)
+                          progress=_progress, circuits=a.circuits, host_memory=a.host_memory)
         print(format_row(row), flush=True)
         if a.json:
             Path(a.json).write_text(json.dumps(row, indent=1) + "\n")

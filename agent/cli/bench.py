@@ -160,6 +160,8 @@ def prove(
     json_out: str | None = typer.Option(None, "--json", help="Also write the result as JSON here."),  # noqa: B008
     circuits: int = typer.Option(1, "--circuits", min=1,  # noqa: B008
                                  help="Prove K circuits of one shape per rep, as one batch."),
+    host_memory: str = typer.Option("pinned", "--host-memory",  # noqa: B008
+                                    help="cuda: assignment in pinned (page-locked) or pageable host memory."),
 ) -> None:
     """Groth16 on the synthetic Filecoin-like circuit: per-stage medians; exit 1 unless every proof
     verified."""
@@ -170,6 +172,8 @@ def prove(
 
     if backend not in ("cpu", "cuda"):
         fail("--backend must be cpu or cuda", EXIT_USAGE)
+    if host_memory not in ("pinned", "pageable"):
+        fail("--host-memory must be pinned or pageable", EXIT_USAGE)
     from gpu.groth16.bench import bench_prove, format_row
 
     try:
@@ -177,7 +181,7 @@ def prove(
                           public_inputs=public_inputs, seed=seed, pseudo_random=pseudo_random_bases,
                           export=Path(export) if export else None, device=device,
                           progress=lambda msg: typer.echo(f"bench prove: {msg}", err=True),
-                          circuits=circuits)
+                          circuits=circuits, host_memory=host_memory)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     typer.echo(format_row(row))

@@ -39,7 +39,7 @@ from gpu.groth16.params import Parameters, Proof
 from gpu.groth16.r1cs import R1CS, Density
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
 from gpu.ntt.tables import NO_SCALE, scale
-from gpu.transfer import Staging
+from gpu.transfer import Staging, pinned_copy
 
 
 @dataclass
@@ -57,6 +57,14 @@ class Assignment:
     def from_r1cs(r1cs: R1CS, witness: np.ndarray) -> Assignment:
         a, b, c = r1cs.evaluate(witness)
         return Assignment(np.ascontiguousarray(witness), a, b, c, r1cs.num_inputs)
+
+    def pinned(self) -> Assignment:
+        """The same assignment in page-locked host memory: the CUDA prover then uploads it with one DMA per
+        array instead of through staging buffers (a synthesiser should write there directly)."""
+        return Assignment(
+            pinned_copy(self.witness), pinned_copy(self.a), pinned_copy(self.b), pinned_copy(self.c),
+            self.num_inputs,
+        )
 
     @property
     def inputs(self) -> np.ndarray:

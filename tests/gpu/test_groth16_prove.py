@@ -173,11 +173,14 @@ def test_cuda_batch_equals_cpu(seed: int) -> None:
     r1cs = circuits[0].r1cs()
     params = generate(r1cs, test_seed=seed)
     asgs = [Assignment.from_r1cs(r1cs, sc.witness()) for sc in circuits]
+    asgs[1] = asgs[1].pinned()  # page-locked: uploaded by direct DMA, the others through staging
     rs, ss = [3 + 2 * i for i in range(k)], [7 + 2 * i for i in range(k)]
     pk = ProvingKey(params, r1cs.density(), backend="cuda")
     timings: list[dict[str, float]] = []
     batched = [p.to_bytes() for p in prove(pk, asgs, r=rs, s=ss, timings=timings)]
     assert [t["batch"] for t in timings] == [float(k)] * k
+    pinned_bytes = sum(x.nbytes for x in (asgs[1].witness, asgs[1].a, asgs[1].b, asgs[1].c))
+    assert pk.staging.direct_bytes == pinned_bytes and pk.staging.staged_bytes == (k - 1) * pinned_bytes
     cpu = [p.to_bytes() for p in prove(ProvingKey(params, r1cs.density()), asgs, r=rs, s=ss)]
     assert batched == cpu
     assert len(set(batched)) == k

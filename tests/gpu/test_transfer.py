@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from gpu.transfer import Staging
+from gpu.transfer import Staging, is_pinned, pinned_copy, pinned_empty
 
 
 @pytest.mark.parametrize("chunk", [4, 40, 100, 1 << 20])
@@ -42,3 +42,28 @@ def test_rejects_mismatch() -> None:
         st.upload(np.zeros((4, 8), np.uint64), cuda.device_array((4, 8), dtype=np.uint32))
     with pytest.raises(ValueError):
         Staging(buffers=1)
+
+
+def test_pinned_arrays_go_up_directly() -> None:
+    """Arrays from pinned_empty/pinned_copy (and contiguous views into them) skip the staging copy; other
+    arrays, and strided views of pinned ones, take the staging path; both land the same bytes."""
+    rng = np.random.default_rng(7)
+    host = rng.integers(0, 2**32, size=(64, 8), dtype=np.uint32)
+    pinned = pinned_copy(host)
+    assert np.array_equal(pinned, host) and is_pinned(pinned) and is_pinned(pinned[10:20])
+    assert not is_pinned(host) and not is_pinned(pinned[::2]) and not is_pinned(pinned[:, :4])
+    st = Staging(chunk_bytes=100, buffers=2)
+    d = cuda.device_array((64, 8), dtype=np.uint32)
+    st.upload(pinned, d)
+    assert np.array_equal(d.copy_to_host(), host)
+    assert (st.direct_bytes, st.staged_bytes) == (host.nbytes, 0)
+    d2 = cuda.to_device(np.zeros((20, 8), dtype=np.uint32))
+    st.upload(pinned[10:20], d2[5:15])
+    st.upload(np.ascontiguousarray(pinned[::2][:5]), d2[:5])
+    out = d2.copy_to_host()
+    assert np.array_equal(out[5:15], host[10:20]) and np.array_equal(out[:5], host[::2][:5])
+    assert not out[15:].any()
+    assert (st.direct_bytes, st.staged_bytes) == (host.nbytes + 320, 160)
+    e = pinned_empty((3, 5), np.uint8)
+    assert e.shape == (3, 5) and e.dtype == np.uint8 and is_pinned(e)
+    assert pinned_copy(np.zeros((0, 8), np.uint32)).shape == (0, 8)
