@@ -40,7 +40,7 @@ _pinned: list[tuple[int, int, weakref.ref[np.ndarray]]] = []
 
 def pinned_empty(shape: int | tuple[int, ...], dtype: Any = np.uint32) -> np.ndarray:
     """An uninitialised page-locked host array (plain memory under the CUDA simulator). Uploads from it (or
-    from a contiguous view into it) skip the staging copy. Pinned memory is scarce: allocate it once, reuse it."""
+    from a contiguous view into it) skip the staging copy. Pinned memory is scarce: allocate once, reuse."""
     from numba import cuda
 
     if int(np.prod(shape)) == 0:
@@ -76,7 +76,8 @@ def is_pinned(host: np.ndarray) -> bool:
 class Staging:
     """``upload(host, dst)``: copy a C-contiguous host array into a device array of the same shape and dtype
     through ``buffers`` pinned buffers of ``chunk_bytes`` each, or directly when ``host`` is already
-    page-locked (is_pinned). Use from the thread that holds the device. ``direct_bytes`` / ``staged_bytes`` count both."""
+    page-locked (is_pinned). Use from the thread that holds the device. ``direct_bytes`` / ``staged_bytes``
+    count both."""
 
     def __init__(self, chunk_bytes: int = CHUNK_BYTES, buffers: int = BUFFERS) -> None:
         if chunk_bytes < 1 or buffers < 2:
