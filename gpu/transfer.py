@@ -19,19 +19,22 @@ import weakref
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled
+from gpu.cpupool import chunked, cpu_threads, parallel_map
 
 CHUNK_BYTES = 64 << 20
 BUFFERS = 3
 
 
-@njit(nogil=True, cache=cache_enabled())
-def _copy_bytes(lo, hi, src, dst):
-    for i in range(lo, hi):
-        dst[i] = src[i]
+def _copy_parallel(src: np.ndarray, dst: np.ndarray) -> None:
+    """dst[:] = src for flat uint8 arrays, in 4 MB pieces on the CPU pool (numpy releases the GIL while it
+    copies, so the pieces run concurrently: one thread reaches ~10 GB/s on the H200 host)."""
+    n = src.shape[0]
+    parts = max(1, min(cpu_threads(), n >> 22))
+    if parts == 1:
+        np.copyto(dst, src)
+        return
+    parallel_map(lambda r: np.copyto(dst[r[0] : r[1]], src[r[0] : r[1]]), chunked(n, parts))
 
 
 _pinned_lock = threading.Lock()
@@ -58,8 +61,7 @@ def pinned_copy(host: np.ndarray) -> np.ndarray:
     out = pinned_empty(host.shape, host.dtype)
     src = np.ascontiguousarray(host)
     if src.nbytes:
-        parallel_for(_copy_bytes, src.nbytes, src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8),
-                     min_chunk=1 << 22)
+        _copy_parallel(src.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8))
     return out
 
 
@@ -122,7 +124,7 @@ class Staging:
             if pending[j] is not None:
                 pending[j].synchronize()  # the copy engine is done with this buffer
             buf = self._bufs[j]
-            parallel_for(_copy_bytes, hi - lo, src[lo:hi], buf[: hi - lo], min_chunk=1 << 22)
+            _copy_parallel(src[lo:hi], buf[: hi - lo])
             flat[lo // item : hi // item].copy_to_device(buf[: hi - lo].view(host.dtype), stream=self._stream)
             ev = cuda.event()
             ev.record(self._stream)
