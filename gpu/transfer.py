@@ -75,6 +75,51 @@ def is_pinned(host: np.ndarray) -> bool:
         return any(a <= lo and hi <= b and r() is not None for a, b, r in _pinned)
 
 
+class PinnedPool:
+    """Page-locked host arrays kept for reuse: allocating pinned memory runs at ~1.4 GB/s on the H200 host
+    (17 GB for one 2^27 assignment: ~12 s), so a proving loop takes its per-proof buffers (witness, a, b, c)
+    from here and gives them back when the upload is done. ``take`` hands out a free array of the same shape
+    and dtype or allocates one; ``held_bytes`` is all the memory the pool owns, in use or free."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: dict[tuple[tuple[int, ...], str], list[np.ndarray]] = {}
+        self._owned: dict[int, np.ndarray] = {}
+        self.held_bytes = 0
+
+    def take(self, shape: int | tuple[int, ...], dtype: Any = np.uint32) -> np.ndarray:
+        key = ((shape,) if isinstance(shape, int) else tuple(shape), np.dtype(dtype).str)
+        with self._lock:
+            free = self._free.get(key)
+            if free:
+                return free.pop()
+        arr = pinned_empty(key[0], dtype)
+        with self._lock:
+            self._owned[id(arr)] = arr
+            self.held_bytes += arr.nbytes
+        return arr
+
+    def give(self, *arrays: np.ndarray) -> None:
+        """Return arrays that came from take (each once; anything else is an error, not silently kept)."""
+        with self._lock:
+            for arr in arrays:
+                if self._owned.get(id(arr)) is not arr:
+                    raise ValueError("this array was not taken from this pool")
+                free = self._free.setdefault((tuple(arr.shape), arr.dtype.str), [])
+                if any(f is arr for f in free):
+                    raise ValueError("array given back twice")
+                free.append(arr)
+
+    def clear(self) -> None:
+        """Drop the free arrays (the pinned memory goes back when nothing else refers to them)."""
+        with self._lock:
+            for free in self._free.values():
+                for arr in free:
+                    self.held_bytes -= arr.nbytes
+                    del self._owned[id(arr)]
+            self._free.clear()
+
+
 class Staging:
     """``upload(host, dst)``: copy a C-contiguous host array into a device array of the same shape and dtype
     through ``buffers`` pinned buffers of ``chunk_bytes`` each, or directly when ``host`` is already

@@ -39,7 +39,7 @@ from gpu.groth16.params import Parameters, Proof
 from gpu.groth16.r1cs import R1CS, Density
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
 from gpu.ntt.tables import NO_SCALE, scale
-from gpu.transfer import Staging, pinned_copy
+from gpu.transfer import PinnedPool, Staging, pinned_copy
 
 
 @dataclass
@@ -54,9 +54,26 @@ class Assignment:
     num_inputs: int
 
     @staticmethod
-    def from_r1cs(r1cs: R1CS, witness: np.ndarray) -> Assignment:
-        a, b, c = r1cs.evaluate(witness)
-        return Assignment(np.ascontiguousarray(witness), a, b, c, r1cs.num_inputs)
+    def from_r1cs(r1cs: R1CS, witness: np.ndarray, pool: PinnedPool | None = None) -> Assignment:
+        """Evaluate the R1CS at ``witness``; with ``pool``, the witness and A.w, B.w, C.w are written into
+        page-locked arrays taken from it (give them back with ``release`` once proved)."""
+        if pool is None:
+            a, b, c = r1cs.evaluate(witness)
+            return Assignment(np.ascontiguousarray(witness), a, b, c, r1cs.num_inputs)
+        rows = r1cs.num_constraints + r1cs.num_inputs
+        bufs = (pool.take((rows, 8)), pool.take((rows, 8)), pool.take((rows, 8)))
+        w = pool.take(np.shape(witness), np.asarray(witness).dtype)
+        try:
+            np.copyto(w, witness)
+            a, b, c = r1cs.evaluate(w, out=bufs)
+        except BaseException:
+            pool.give(w, *bufs)
+            raise
+        return Assignment(w, a, b, c, r1cs.num_inputs)
+
+    def release(self, pool: PinnedPool) -> None:
+        """Give this assignment's arrays back to the pool they came from."""
+        pool.give(self.witness, self.a, self.b, self.c)
 
     def pinned(self) -> Assignment:
         """The same assignment in page-locked host memory: the CUDA prover then uploads it with one DMA per

@@ -152,18 +152,27 @@ class R1CS:
 
     # -------------------------------------------------------------- evaluation
 
-    def evaluate(self, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def evaluate(
+        self, witness: np.ndarray, out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(A.w, B.w, C.w) in Montgomery form, each of num_constraints_total rows (input constraints appended:
         a = x_i, b = c = 0). ``witness`` is the full assignment, canonical (num_vars, 8) with
-        witness[0] = 1."""
+        witness[0] = 1. ``out``: three C-contiguous (rows, 8) uint32 arrays to write into (every row is
+        written; e.g. page-locked buffers from gpu.transfer.PinnedPool), returned."""
         w = check_witness(witness, self.num_vars)
         wm = fr_to_mont(w)
         m, k = self.num_constraints, self.num_inputs
+        if out is not None:
+            if len(out) != 3 or any(
+                o.shape != (m + k, 8) or o.dtype != np.uint32 or not o.flags.c_contiguous for o in out
+            ):
+                raise ValueError(f"out must be three C-contiguous ({m + k}, 8) uint32 arrays")
         outs = []
-        for mat in (self.a, self.b, self.c):
-            out = np.zeros((m + k, 8), dtype=np.uint32)
-            parallel_for(_spmv_n, m, mat.row_ptr, mat.cols, mat.mont_vals(), wm, out, min_chunk=1024)
-            outs.append(out)
+        for j, mat in enumerate((self.a, self.b, self.c)):
+            out_j = out[j] if out is not None else np.empty((m + k, 8), dtype=np.uint32)
+            out_j[m:] = 0
+            parallel_for(_spmv_n, m, mat.row_ptr, mat.cols, mat.mont_vals(), wm, out_j, min_chunk=1024)
+            outs.append(out_j)
         outs[0][m:] = wm[:k]
         return outs[0], outs[1], outs[2]
 

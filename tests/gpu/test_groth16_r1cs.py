@@ -11,8 +11,10 @@ from _circuits import random_circuit  # tests/gpu is on sys.path
 
 from gpu.fields import fr_decode, fr_from_ints, fr_to_ints
 from gpu.fields.constants import R_MODULUS as R
+from gpu.groth16.prover import Assignment
 from gpu.groth16.r1cs import CSR, R1CS, UnsatisfiedConstraint
 from gpu.groth16.synthetic import SyntheticCircuit
+from gpu.transfer import PinnedPool, is_pinned
 
 
 def test_evaluate_matches_python_integers(seed: int) -> None:
@@ -33,6 +35,40 @@ def test_evaluate_matches_python_integers(seed: int) -> None:
     assert not b[r1cs.num_constraints :].any() and not c[r1cs.num_constraints :].any()
     assert r1cs.first_unsatisfied(w) is None
     r1cs.check(w)
+
+
+def test_evaluate_into_pooled_pinned_buffers(seed: int) -> None:
+    """evaluate(out=...) writes every row of dirty buffers (a reused pool's are); Assignment.from_r1cs with a
+    PinnedPool gives the plain evaluation's values in page-locked arrays, which go back to the pool and are
+    reused for the next assignment."""
+    r1cs, w, _ = random_circuit(seed)
+    want = r1cs.evaluate(w)
+    rows = r1cs.num_constraints + r1cs.num_inputs
+    dirty = tuple(np.full((rows, 8), 0xFFFFFFFF, dtype=np.uint32) for _ in range(3))
+    got = r1cs.evaluate(w, out=dirty)
+    assert all(g is d for g, d in zip(got, dirty, strict=True))
+    assert all(np.array_equal(g, x) for g, x in zip(got, want, strict=True))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        r1cs.evaluate(w, out=(dirty[0], dirty[1], dirty[2][:-1]))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        r1cs.evaluate(w, out=(dirty[0], dirty[1], np.zeros((rows, 8), dtype=np.uint64)))
+    pool = PinnedPool()
+    asg = Assignment.from_r1cs(r1cs, w, pool=pool)
+    assert all(is_pinned(x) for x in (asg.witness, asg.a, asg.b, asg.c))
+    assert np.array_equal(asg.witness, w)
+    assert all(np.array_equal(g, x) for g, x in zip((asg.a, asg.b, asg.c), want, strict=True))
+    held = pool.held_bytes
+    ptrs = sorted(x.ctypes.data for x in (asg.witness, asg.a, asg.b, asg.c))
+    asg.release(pool)
+    asg2 = Assignment.from_r1cs(r1cs, w, pool=pool)  # the same four buffers again, nothing new pinned
+    assert pool.held_bytes == held
+    assert sorted(x.ctypes.data for x in (asg2.witness, asg2.a, asg2.b, asg2.c)) == ptrs
+    assert all(np.array_equal(g, x) for g, x in zip((asg2.a, asg2.b, asg2.c), want, strict=True))
+    with pytest.raises(ValueError):  # a bad witness: the error surfaces, the taken buffers go back
+        Assignment.from_r1cs(r1cs, w[:-1], pool=pool)
+    asg2.release(pool)
+    with pytest.raises(ValueError, match="twice"):
+        asg2.release(pool)
 
 
 def test_first_failing_constraint_is_named(seed: int) -> None:

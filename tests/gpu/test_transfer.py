@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from gpu.transfer import Staging, is_pinned, pinned_copy, pinned_empty
+from gpu.transfer import PinnedPool, Staging, is_pinned, pinned_copy, pinned_empty
 
 
 @pytest.mark.parametrize("chunk", [4, 40, 100, 1 << 20])
@@ -67,3 +67,20 @@ def test_pinned_arrays_go_up_directly() -> None:
     e = pinned_empty((3, 5), np.uint8)
     assert e.shape == (3, 5) and e.dtype == np.uint8 and is_pinned(e)
     assert pinned_copy(np.zeros((0, 8), np.uint32)).shape == (0, 8)
+
+
+def test_pinned_pool_reuses_and_refuses_strangers() -> None:
+    pool = PinnedPool()
+    a = pool.take((4, 8))
+    b = pool.take(16, np.uint8)
+    assert is_pinned(a) and is_pinned(b) and pool.held_bytes == 128 + 16
+    pool.give(a)
+    assert pool.take((4, 8)) is a  # reused, not reallocated
+    assert pool.take((4, 8)) is not a and pool.held_bytes == 2 * 128 + 16  # a is in use: a new one
+    pool.give(a, b)
+    with pytest.raises(ValueError, match="twice"):
+        pool.give(a)
+    with pytest.raises(ValueError, match="not taken"):
+        pool.give(np.zeros((4, 8), np.uint32))
+    pool.clear()
+    assert pool.held_bytes == 128  # the array still in use stays owned
