@@ -4,6 +4,7 @@ with CPU (Numba njit) and CUDA (Numba CUDA) backends. Knows nothing of Filecoin 
 Layers (each imports only those above it):
   gpu.cudashim   CPU / CUDA / simulator differences: ``jitable`` (one source for @njit, force-inlined CUDA
                  device code and the simulator), ``kernel`` (cuda.jit minus simulator-rejected options)
+  gpu.montgomery_ptx  the Fq/Fr Montgomery product as inline PTX carry chains, CUDA only (PSAGENT_PTX=0: off)
   gpu.fields     Fr, Fq, Fq2 Montgomery arithmetic on uint32-limb tuples + CPU batch ops + conversions
   gpu.curves     G1/G2 affine, Jacobian and XYZZ formulas, batch normalisation, zcash bytes, pyblst interop
   gpu.msm        Pippenger MSM (Groth16 split) with CPU and CUDA backends, resident bases (MSMContext)

@@ -79,7 +79,7 @@ def gen_field_core(f: str, p: int, n: int, inv: int, r_mont: int, r2: int) -> st
         w(f"    return {_tuple(src)}")
 
     # --- multiplication ---
-    w("@jitable")
+    w("@jitable_cuda(lambda: cuda_montgomery(MODULUS, NLIMBS, int(INV)))  # PTX carry chains on a GPU")
     w(f"def {f}_mul(a, b):")
     w(f'    """Montgomery product a*b/R mod p of two reduced {n}-limb tuples (CIOS, no extra carry word)."""')
     w(f"    {', '.join(a)} = a")
@@ -254,7 +254,8 @@ import numpy as np
 from numba import njit
 
 from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable
+from gpu.cudashim import cache_enabled, jitable, jitable_cuda
+from gpu.montgomery_ptx import cuda_montgomery
 
 U32 = np.uint32
 U64 = np.uint64

@@ -53,7 +53,8 @@ def cache_enabled() -> bool:
 
     Off by default: Numba's cache is keyed on the caching function's own file only, so a kernel cached before
     an edit of the field code it inlines would be reused stale (numba/numba#8888). The GPU suite turns it on
-    with a fresh NUMBA_CACHE_DIR.
+    with a fresh NUMBA_CACHE_DIR. Nor does the key see PSAGENT_PTX (gpu.montgomery_ptx): one cache
+    directory per setting.
     """
     return os.environ.get("PSAGENT_NUMBA_CACHE") == "1"
 
@@ -71,6 +72,25 @@ def jitable(fn: F) -> F:
 
         cuda_overload(fn, target="cuda", jit_options={"forceinline": True}, strict=False)(lambda *a: fn)
     return fn
+
+
+def jitable_cuda(make_cuda: Callable[[], Callable[..., Any] | None]) -> Callable[[F], F]:
+    """Like :func:`jitable`, but CUDA kernels get ``make_cuda()`` instead of ``fn`` when it returns a function
+    (a hand-written PTX version, gpu.montgomery_ptx): the Python definition stays the CPU's and the
+    simulator's, and the real-GPU tests compare the two bit for bit."""
+
+    def wrap(fn: F) -> F:
+        from numba.core.extending import overload as cpu_overload
+
+        cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: fn)
+        if not simulator():
+            from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
+
+            impl = make_cuda() or fn
+            cuda_overload(fn, target="cuda", jit_options={"forceinline": True}, strict=False)(lambda *a: impl)
+        return fn
+
+    return wrap
 
 
 _NOINLINE: set[str] = set()

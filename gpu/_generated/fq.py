@@ -4,7 +4,8 @@ import numpy as np
 from numba import njit
 
 from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable
+from gpu.cudashim import cache_enabled, jitable, jitable_cuda
+from gpu.montgomery_ptx import cuda_montgomery
 
 U32 = np.uint32
 U64 = np.uint64
@@ -41,7 +42,7 @@ CP9 = U64(0xb4e4584a)  # 2^32 - P9
 CP10 = U64(0xc6801966)  # 2^32 - P10
 CP11 = U64(0xe5feee16)  # 2^32 - P11
 
-@jitable
+@jitable_cuda(lambda: cuda_montgomery(MODULUS, NLIMBS, int(INV)))  # PTX carry chains on a GPU
 def fq_mul(a, b):
     """Montgomery product a*b/R mod p of two reduced 12-limb tuples (CIOS, no extra carry word)."""
     a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11 = a

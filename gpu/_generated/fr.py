@@ -4,7 +4,8 @@ import numpy as np
 from numba import njit
 
 from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable
+from gpu.cudashim import cache_enabled, jitable, jitable_cuda
+from gpu.montgomery_ptx import cuda_montgomery
 
 U32 = np.uint32
 U64 = np.uint64
@@ -33,7 +34,7 @@ CP5 = U64(0xccc627f8)  # 2^32 - P5
 CP6 = U64(0xd66282b8)  # 2^32 - P6
 CP7 = U64(0x8c1258ad)  # 2^32 - P7
 
-@jitable
+@jitable_cuda(lambda: cuda_montgomery(MODULUS, NLIMBS, int(INV)))  # PTX carry chains on a GPU
 def fr_mul(a, b):
     """Montgomery product a*b/R mod p of two reduced 8-limb tuples (CIOS, no extra carry word)."""
     a0, a1, a2, a3, a4, a5, a6, a7 = a

@@ -1,0 +1,128 @@
+"""Montgomery multiplication as one PTX block with hardware carry chains, for the CUDA target only.
+
+Why: the generated limb code (gpu/_generated) spells each 32x32->64 step as uint64 arithmetic, so NVVM emits a
+wide multiply plus separate 64-bit additions for every carry; PTX's ``mad.lo.cc`` / ``madc.hi.cc`` keep the
+carry in the flag register, which is how sppark and cuzk reach the IMAD bound. The algorithm is the same
+CIOS as the generated code (no extra carry word: the top limb of each modulus is below 2^30), one row per limb
+of ``b``: ``t += a*b_i`` (low halves in one carry chain, high halves in a second), ``m = t_0*inv``,
+``t += m*p`` (two chains), drop the zero low word; a final ``t - p`` with a borrow chain picks the reduced
+result. Inputs and output are fully reduced, exactly as for the generated functions, so the two are
+interchangeable bit for bit (the real-GPU tests compare them).
+
+The simulator cannot run PTX; :func:`gpu.cudashim.jitable_cuda` keeps the Python definition there and on the
+CPU. ``PSAGENT_PTX=0`` turns this path off (for A/B timings).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+
+def enabled() -> bool:
+    """PTX arithmetic is on unless PSAGENT_PTX=0 (read when the field modules are imported)."""
+    return os.environ.get("PSAGENT_PTX", "1") != "0"
+
+
+def limbs_of(value: int, n: int) -> list[int]:
+    return [(value >> (32 * i)) & 0xFFFFFFFF for i in range(n)]
+
+
+def montgomery_ptx(modulus: int, n: int, inv: int) -> str:
+    """The PTX text of ``out = a*b/2^(32n) mod modulus``: operands $0..$(n-1) are the outputs, then a, b."""
+    p = limbs_of(modulus, n)
+    a = [f"${n + j}" for j in range(n)]
+    b = [f"${2 * n + j}" for j in range(n)]
+    out = [f"${j}" for j in range(n)]
+    t = [f"t{j}" for j in range(n + 1)]  # t[0..n] is a rotating window of registers
+    lines = ["{", f".reg .u32 t<{n + 1}>, m, br;", ".reg .pred nb;"]
+
+    def chains(x: list[str], y: str, first: bool) -> None:
+        """t += x*y over n limbs (t[n] is the top word, zero on entry unless ``first``)."""
+        if first:
+            for j in range(n):
+                lines.append(f"mul.lo.u32 {t[j]}, {y}, {x[j]};")
+            lines.append(f"mul.hi.u32 {t[n]}, {y}, {x[n - 1]};")
+            lines.append(f"mad.hi.cc.u32 {t[1]}, {y}, {x[0]}, {t[1]};")
+            for j in range(1, n - 2):
+                lines.append(f"madc.hi.cc.u32 {t[j + 1]}, {y}, {x[j]}, {t[j + 1]};")
+            lines.append(f"madc.hi.cc.u32 {t[n - 1]}, {y}, {x[n - 2]}, {t[n - 1]};")
+            lines.append(f"addc.u32 {t[n]}, {t[n]}, 0;")
+            return
+        lines.append(f"mad.lo.cc.u32 {t[0]}, {y}, {x[0]}, {t[0]};")
+        for j in range(1, n):
+            lines.append(f"madc.lo.cc.u32 {t[j]}, {y}, {x[j]}, {t[j]};")
+        lines.append(f"addc.u32 {t[n]}, {t[n]}, 0;")
+        lines.append(f"mad.hi.cc.u32 {t[1]}, {y}, {x[0]}, {t[1]};")
+        for j in range(1, n - 1):
+            lines.append(f"madc.hi.cc.u32 {t[j + 1]}, {y}, {x[j]}, {t[j + 1]};")
+        lines.append(f"madc.hi.u32 {t[n]}, {y}, {x[n - 1]}, {t[n]};")
+
+    pk = [f"0x{v:08x}" for v in p]
+    for i in range(n):
+        if i > 0:
+            lines.append(f"mov.u32 {t[n]}, 0;")
+        chains(a, b[i], first=(i == 0))
+        lines.append(f"mul.lo.u32 m, {t[0]}, 0x{inv:08x};")
+        chains(pk, "m", first=False)
+        t = t[1:] + t[:1]  # t[0] is zero now: it becomes the next top word
+    lines.append(f"sub.cc.u32 {t[n]}, {t[0]}, {pk[0]};")
+    subs = [t[n]]
+    spare = [f"s{j}" for j in range(1, n)]
+    lines.insert(1, f".reg .u32 s<{n}>;")
+    for j in range(1, n):
+        lines.append(f"subc.cc.u32 {spare[j - 1]}, {t[j]}, {pk[j]};")
+        subs.append(spare[j - 1])
+    lines.append("subc.u32 br, 0, 0;")
+    lines.append("setp.eq.u32 nb, br, 0;")
+    for j in range(n):
+        lines.append(f"selp.b32 {out[j]}, {subs[j]}, {t[j]}, nb;")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def montgomery_intrinsic(modulus: int, n: int, inv: int) -> Callable[..., Any]:
+    """A numba-cuda intrinsic ``mul(a, b)`` on UniTuple(uint32, n) values running :func:`montgomery_ptx`."""
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    text = montgomery_ptx(modulus, n, inv)
+    i32 = ir.IntType(32)
+    constraints = ",".join(["=r"] * n + ["r"] * (2 * n))
+    fnty = ir.FunctionType(ir.LiteralStructType([i32] * n), [i32] * (2 * n))
+
+    @intrinsic
+    def mont_mul(typingctx, a, b):
+        tup = types.UniTuple(types.uint32, n)
+        if a != tup or b != tup:
+            return None
+        sig = tup(tup, tup)
+
+        def codegen(context, builder, sig, args):
+            va, vb = args
+            ops = [builder.extract_value(va, j) for j in range(n)]
+            ops += [builder.extract_value(vb, j) for j in range(n)]
+            res = builder.call(ir.InlineAsm(fnty, text, constraints), ops)
+            out = ir.Constant(context.get_value_type(tup), ir.Undefined)
+            for j in range(n):
+                out = builder.insert_value(out, builder.extract_value(res, j), j)
+            return out
+
+        return sig, codegen
+
+    return mont_mul
+
+
+def cuda_montgomery(modulus: int, n: int, inv: int) -> Callable[..., Any] | None:
+    """The CUDA definition used in place of a generated ``*_mul`` (a thin device function over the intrinsic),
+    or None when PSAGENT_PTX=0."""
+    if not enabled():
+        return None
+    intr = montgomery_intrinsic(modulus, n, inv)
+
+    def mul(a, b):
+        return intr(a, b)
+
+    return mul
