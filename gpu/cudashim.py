@@ -64,14 +64,7 @@ def jitable(fn: F) -> F:
 
     Returns ``fn`` itself, so it stays callable from Python (the simulator relies on that).
     """
-    from numba.core.extending import overload as cpu_overload
-
-    cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: fn)
-    if not simulator():
-        from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
-
-        cuda_overload(fn, target="cuda", jit_options={"forceinline": True}, strict=False)(lambda *a: fn)
-    return fn
+    return jitable_cuda(lambda: None)(fn)
 
 
 def jitable_cuda(make_cuda: Callable[[], Callable[..., Any] | None]) -> Callable[[F], F]:
