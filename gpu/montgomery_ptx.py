@@ -47,9 +47,8 @@ def montgomery_ptx(modulus: int, n: int, inv: int) -> str:
                 lines.append(f"mul.lo.u32 {t[j]}, {y}, {x[j]};")
             lines.append(f"mul.hi.u32 {t[n]}, {y}, {x[n - 1]};")
             lines.append(f"mad.hi.cc.u32 {t[1]}, {y}, {x[0]}, {t[1]};")
-            for j in range(1, n - 2):
+            for j in range(1, n - 1):
                 lines.append(f"madc.hi.cc.u32 {t[j + 1]}, {y}, {x[j]}, {t[j + 1]};")
-            lines.append(f"madc.hi.cc.u32 {t[n - 1]}, {y}, {x[n - 2]}, {t[n - 1]};")
             lines.append(f"addc.u32 {t[n]}, {t[n]}, 0;")
             return
         lines.append(f"mad.lo.cc.u32 {t[0]}, {y}, {x[0]}, {t[0]};")
