@@ -43,6 +43,20 @@ _CPU_OPTS: Any = {"no_cpython_wrapper": True}
 _SIM_REJECTS = ("forceinline", "launch_bounds", "max_registers", "lto", "lineinfo")
 
 
+def _cuda_overload() -> Callable[..., Any] | None:
+    """numba-cuda's ``overload`` for the CUDA target, or None when kernels are simulated or the real CUDA
+    target is absent (the plain install: numba's bundled ``numba.cuda`` has no ``extending.overload``; the
+    ``cuda`` extra brings numba-cuda). Without it only the CPU registrations are made, which is all the CPU
+    backend needs."""
+    if simulator():
+        return None
+    try:
+        from numba.cuda.extending import overload  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return overload  # type: ignore[no-any-return]
+
+
 def simulator() -> bool:
     """True when numba.cuda is the CUDA simulator (kernels run as Python on numpy scalars)."""
     return bool(getattr(config, "ENABLE_CUDASIM", 0))
@@ -76,9 +90,8 @@ def jitable_cuda(make_cuda: Callable[[], Callable[..., Any] | None]) -> Callable
         from numba.core.extending import overload as cpu_overload
 
         cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: fn)
-        if not simulator():
-            from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
-
+        cuda_overload = _cuda_overload()
+        if cuda_overload is not None:
             impl = make_cuda() or fn
             cuda_overload(fn, target="cuda", jit_options={"forceinline": True}, strict=False)(lambda *a: impl)
         return fn
@@ -120,9 +133,8 @@ def jitable_noinline(fn: F) -> F:
     from numba.core.extending import overload as cpu_overload
 
     cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: fn)
-    if not simulator():
-        from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
-
+    cuda_overload = _cuda_overload()
+    if cuda_overload is not None:
         _install_noinline_hook()
         _NOINLINE.add(fn.__qualname__)
         cuda_overload(fn, target="cuda", jit_options={}, strict=False)(lambda *a: fn)
@@ -147,9 +159,8 @@ def jitable_cold(fn: F) -> F:
     g.__doc__ = fn.__doc__
     g.__module__ = fn.__module__
     cpu_overload(g, target="cpu", jit_options=_CPU_OPTS, strict=False)(lambda *a: g)
-    if not simulator():
-        from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
-
+    cuda_overload = _cuda_overload()
+    if cuda_overload is not None:
         cuda_overload(g, target="cuda", jit_options={}, strict=False)(lambda *a: g)
     return g  # type: ignore[return-value]
 
@@ -164,9 +175,8 @@ def dispatching(choose: Callable[..., Any], inline: bool = True) -> Callable[[F]
         from numba.core.extending import overload as cpu_overload
 
         cpu_overload(fn, target="cpu", jit_options=_CPU_OPTS, strict=False)(choose)
-        if not simulator():
-            from numba.cuda.extending import overload as cuda_overload  # type: ignore[attr-defined]
-
+        cuda_overload = _cuda_overload()
+        if cuda_overload is not None:
             opts = {"forceinline": True} if inline else {}
             cuda_overload(fn, target="cuda", jit_options=opts, strict=False)(choose)
         return fn
