@@ -54,7 +54,7 @@ def _cuda_overload() -> Callable[..., Any] | None:
         from numba.cuda.extending import overload  # type: ignore[attr-defined]
     except ImportError:
         return None
-    return overload  # type: ignore[no-any-return]
+    return overload
 
 
 def simulator() -> bool:

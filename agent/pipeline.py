@@ -1,0 +1,295 @@
+"""The work pipeline: fetch → check → prove → verify → store → submit, one store transaction per step.
+
+Three stages, each a function that does one unit of work and returns whether it found any (the service runs
+each in a loop inside one anyio task group; tests call them step by step):
+
+* :func:`fetch_one`   queued → fetched: download (the client checks the bytes against the request CID), parse
+  the ProofData, strictly check the C1 (porep.vanilla_verify) — bad input fails here, before any GPU time.
+* :func:`prove_one`   fetched → proving → computed: prove under a job id unique per attempt, then verify the
+  proof against the verifying key and public inputs (pairing). A proof that does not verify is **never**
+  stored as computed: the row goes back to fetched for another attempt, and after ``max_attempts`` to failed
+  with the per-partition diagnosis. Work past its deadline is dropped (gone) instead of proven.
+* :func:`submit_one`  computed → submitted: a fresh signature per attempt (the client's), the voucher kept
+  unless the proof was a challenge (pow); 410 → gone (kept for the record, never resubmitted); a 409 after our
+  own lost answer → submitted (the market has it; vouchers are cumulative, so a later one covers the lost
+  one); other refusals → failed. Ending a request erases its data (ToS 6.3).
+
+Proof types we cannot prove (SnapDeals, until porep.snap exists) are recorded as failed with a clear reason
+and an error log line — never silently dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ParamSpec, Protocol, TypeVar
+
+import anyio
+
+from agent.store import Payment, RequestRow, RequestState, Store
+from market.errors import MarketError, ProtocolError, Rejected, WorkGone
+from market.models import ProofReward
+from market.proofdata import ProofData
+
+__all__ = [
+    "PipelineSettings",
+    "ProofChecker",
+    "Prover",
+    "StageCounters",
+    "UnsupportedWork",
+    "VerifyReport",
+    "check_work",
+    "fetch_one",
+    "prove_one",
+    "submit_one",
+]
+
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
+S = RequestState
+
+
+async def _db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+class UnsupportedWork(Exception):
+    """Work of a kind this agent cannot prove (e.g. SnapDeals before porep.snap exists)."""
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """The local verification of a proof: ``partitions[i]`` is True when partition i's proof verified."""
+
+    partitions: tuple[bool, ...]
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.partitions) and all(self.partitions)
+
+    def diagnosis(self) -> str:
+        bad = [i for i, ok in enumerate(self.partitions) if not ok]
+        text = f"partitions {bad} of {len(self.partitions)} did not verify" if bad else "verified"
+        return f"{text}{': ' + self.detail if self.detail else ''}"
+
+
+class Prover(Protocol):
+    """Turns checked work into proof bytes (192 per partition). Blocking: the stage runs it in a thread."""
+
+    def prove(self, work: ProofData, job_id: str) -> bytes: ...
+
+
+class ProofChecker(Protocol):
+    """Verifies proof bytes for the work, independently of the prover (its own public inputs, the vk)."""
+
+    def verify(self, work: ProofData, proof: bytes) -> VerifyReport: ...
+
+
+class FetchMarket(Protocol):
+    async def fetch_request_bytes(self, request_cid: str) -> bytes: ...
+
+
+class SubmitMarket(Protocol):
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward: ...
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    max_attempts: int = 3
+    owner: str = "psagent"  # this process's claim token (orphan reset re-queues other owners' claims)
+
+
+@dataclass
+class StageCounters:
+    fetched: int = 0
+    fetch_failed: int = 0
+    proofs_ok: int = 0
+    proofs_failed: int = 0
+    verify_failed: int = 0
+    submitted: int = 0
+    already_accepted: int = 0
+    gone: int = 0
+    submit_failed: int = 0
+    paid_attofil: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add_time(self, stage: str, seconds: float) -> None:
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+
+
+def check_work(raw: bytes) -> ProofData:
+    """Parse and strictly check request data; raises ProtocolError / UnsupportedWork / VanillaProofError."""
+    from porep.ids import prover_id
+    from porep.vanilla_verify import check_c1
+
+    work = ProofData.parse(raw)
+    if work.porep is None:
+        raise UnsupportedWork("SnapDeals update proofs are not supported by this psagent version yet")
+    check_c1(work.porep, prover_id=prover_id(work.sector_id.miner), sector=work.sector_id.number)
+    return work
+
+
+async def fetch_one(
+    market: FetchMarket,
+    store: Store,
+    *,
+    check: Callable[[bytes], ProofData] = check_work,
+    counters: StageCounters | None = None,
+) -> bool:
+    """Fetch and check the oldest queued request. Returns False when none is queued."""
+    c = counters or StageCounters()
+    rows = await _db(store.list_requests, [S.QUEUED])
+    if not rows:
+        return False
+    row = rows[0]
+    t0 = time.perf_counter()
+    try:
+        raw = await market.fetch_request_bytes(row.request_cid)
+    except ProtocolError as e:  # hash mismatch, too large, malformed: the data itself is bad
+        await _db(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"fetch: {e}")
+        c.fetch_failed += 1
+        log.error("request %s: bad data from the market: %s", row.request_cid, e)
+        return True
+    except MarketError as e:  # transient (the client already retried within its budget): try again later
+        log.warning("request %s: fetch failed, will retry: %s", row.request_cid, e)
+        raise
+    try:
+        work = await anyio.to_thread.run_sync(check, raw)
+    except UnsupportedWork as e:
+        await _db(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"unsupported: {e}")
+        c.fetch_failed += 1
+        log.error("request %s: cannot be proven here: %s", row.request_cid, e)
+        return True
+    except Exception as e:  # ProtocolError, VanillaProofError, C1FormatError: invalid input
+        await _db(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"check: {e}")
+        c.fetch_failed += 1
+        log.error("request %s: input failed the strict check: %s", row.request_cid, e)
+        return True
+    await _db(store.store_data, row.row_id, raw, "porep" if work.porep is not None else "snap")
+    c.fetched += 1
+    c.add_time("fetch", time.perf_counter() - t0)
+    return True
+
+
+async def prove_one(
+    store: Store,
+    prover: Prover,
+    checker: ProofChecker,
+    settings: PipelineSettings,
+    *,
+    counters: StageCounters | None = None,
+    clock: Callable[[], float] = time.time,
+    limiter: anyio.CapacityLimiter | None = None,
+) -> RequestRow | None:
+    """Claim the oldest fetched request, prove, verify, store. Returns the row as it ended, or None."""
+    c = counters or StageCounters()
+    row = await _db(store.claim, settings.owner)
+    if row is None:
+        return None
+    if row.deadline is not None and clock() > row.deadline:
+        log.warning("request %s: deadline passed before proving; dropped", row.request_cid)
+        c.gone += 1
+        return await _db(
+            store.transition, row.row_id, S.PROVING, S.GONE, error="deadline passed before proving"
+        )
+    raw = await _db(store.data, row.row_id)
+    work = ProofData.parse(raw)
+    job_id = f"ps-porep-{work.sector_id.miner}-{work.sector_id.number}-{row.row_id}-{row.attempts}"
+    t0 = time.perf_counter()
+    try:
+        proof = await anyio.to_thread.run_sync(prover.prove, work, job_id, limiter=limiter)
+    except Exception as e:  # a prover fault: retry (bounded), never lose the work
+        log.exception("request %s: prover failed (attempt %d)", row.request_cid, row.attempts)
+        return await _retry_or_fail(store, row, f"prover: {type(e).__name__}: {e}", settings, c)
+    c.add_time("prove", time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    report = await anyio.to_thread.run_sync(checker.verify, work, proof)
+    c.add_time("verify", time.perf_counter() - t1)
+    if not report.ok:
+        c.verify_failed += 1
+        log.error("request %s: proof did not verify, not stored: %s", row.request_cid, report.diagnosis())
+        return await _retry_or_fail(store, row, f"verify: {report.diagnosis()}", settings, c)
+    c.proofs_ok += 1
+    return await _db(store.transition, row.row_id, S.PROVING, S.COMPUTED, proof=proof, job_id=job_id)
+
+
+async def _retry_or_fail(
+    store: Store, row: RequestRow, error: str, settings: PipelineSettings, c: StageCounters
+) -> RequestRow:
+    if row.attempts >= settings.max_attempts:
+        c.proofs_failed += 1
+        return await _db(
+            store.transition,
+            row.row_id,
+            S.PROVING,
+            S.FAILED,
+            error=f"{error} (after {row.attempts} attempts)",
+        )
+    return await _db(store.transition, row.row_id, S.PROVING, S.FETCHED, error=error)
+
+
+def _already_accepted(exc: BaseException) -> bool:
+    """The client's outcome for a 409 that follows a retry of our own submit (the first answer was lost)."""
+    return type(exc).__name__ == "AlreadyAccepted"
+
+
+async def submit_one(
+    market: SubmitMarket,
+    store: Store,
+    *,
+    counters: StageCounters | None = None,
+    clock: Callable[[], float] = time.time,
+) -> RequestRow | None:
+    """Submit the oldest computed proof. Returns the row as it ended, or None when nothing is computed.
+
+    Transient failures (the client already retried within its budget) leave the row computed and re-raise, so
+    the caller's loop backs off and tries again with a fresh signature."""
+    c = counters or StageCounters()
+    rows = await _db(store.list_requests, [S.COMPUTED])
+    if not rows:
+        return None
+    row = rows[0]
+    assert row.proof is not None
+    t0 = time.perf_counter()
+    try:
+        reward = await market.complete(row.request_cid, row.proof)
+    except WorkGone as e:
+        c.gone += 1
+        log.warning("request %s: gone (410), dropped: %s", row.request_cid, e)
+        return await _db(store.transition, row.row_id, S.COMPUTED, S.GONE, error=str(e))
+    except Rejected as e:
+        if _already_accepted(e):
+            c.already_accepted += 1
+            log.info(
+                "request %s: accepted earlier (answer lost); voucher comes with a later one", row.request_cid
+            )
+            return await _db(store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, error=str(e))
+        c.submit_failed += 1
+        log.error("request %s: submission refused: %s", row.request_cid, e)
+        return await _db(store.transition, row.row_id, S.COMPUTED, S.FAILED, error=f"submit: {e}")
+    except MarketError as e:
+        if _already_accepted(e):
+            c.already_accepted += 1
+            return await _db(store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, error=str(e))
+        raise
+    c.add_time("submit", time.perf_counter() - t0)
+    if not reward.pow:
+        await _db(
+            store.record_payment,
+            Payment(
+                reward.nonce,
+                reward.amount,
+                reward.cumulative_amount,
+                reward.signature,
+                row.request_cid,
+                clock(),
+            ),
+        )
+        c.paid_attofil += reward.amount
+    c.submitted += 1
+    return await _db(store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, pow=reward.pow)

@@ -1,0 +1,244 @@
+"""agent.pipeline: fetch → check → prove → verify → store → submit with a real 2KiB C1, the real strict
+check and real store; the prover and the proof checker are doubles here (the real ones are exercised
+end to end elsewhere), so the stage logic — never store an unverified proof, retries, deadlines, 410,
+409-after-a-lost-answer, vouchers — is tested in seconds."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from agent.pipeline import (
+    PipelineSettings,
+    StageCounters,
+    VerifyReport,
+    fetch_one,
+    prove_one,
+    submit_one,
+)
+from agent.store import RequestState, SqliteStore
+from market.cid import RequestCid
+from market.errors import ContentMismatch, Rejected, TransportError, WorkGone
+from market.models import ProofReward
+from market.proofdata import ProofData, SectorID
+from porep.c1 import KeyOrder
+from porep.ids import prover_id
+from porep.seal import seal
+from porep.vanilla import make_c1
+
+pytestmark = pytest.mark.anyio
+S = RequestState
+
+
+@pytest.fixture(scope="module")
+def work_bytes() -> bytes:
+    sealed = seal("StackedDrg2KiBV1_1", prover_id(1000), 1, bytes([7]) * 32, piece=bytes(range(256)) * 7)
+    c1 = make_c1(sealed, bytes([9]) * 32)
+    return ProofData.encode(SectorID(1000, 1), porep=c1.to_json(KeyOrder.GO))
+
+
+class FakeMarket:
+    def __init__(self, data: dict[str, bytes]) -> None:
+        self.data = data
+        self.completed: list[tuple[str, bytes]] = []
+        self.complete_error: Exception | None = None
+        self.nonce = 0
+        self.cumulative = 0
+
+    async def fetch_request_bytes(self, request_cid: str) -> bytes:
+        raw = self.data[request_cid]
+        if not RequestCid.parse(request_cid).matches(raw):
+            raise ContentMismatch(request_cid, b"\0" * 32)
+        return raw
+
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward:
+        if self.complete_error is not None:
+            raise self.complete_error
+        self.completed.append((request_cid, proof))
+        self.nonce += 1
+        self.cumulative += 10**15
+        return ProofReward("ok", False, self.nonce, 10**15, self.cumulative, b"sig")
+
+
+class FakeProver:
+    """Returns 192 bytes per partition; ``corrupt`` flips a byte of that partition's proof."""
+
+    def __init__(self, corrupt: int | None = None, fail: int = 0) -> None:
+        self.corrupt = corrupt
+        self.fail = fail
+        self.job_ids: list[str] = []
+
+    def prove(self, work: ProofData, job_id: str) -> bytes:
+        self.job_ids.append(job_id)
+        if self.fail:
+            self.fail -= 1
+            raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
+        assert work.porep is not None
+        parts = [
+            bytearray(secrets.token_bytes(1) * 192) for _ in range(work.porep.arrays.proof_type.partitions)
+        ]
+        for p in parts:
+            p[0] = 0xA5  # the checker double's "valid" mark
+        if self.corrupt is not None:
+            parts[self.corrupt][0] ^= 0xFF
+        return b"".join(parts)
+
+
+class MarkChecker:
+    """Checker double: a partition 'verifies' iff it carries the prover double's mark."""
+
+    def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
+        return VerifyReport(tuple(proof[i] == 0xA5 for i in range(0, len(proof), 192)))
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SqliteStore(tmp_path / "p.db")
+    yield s
+    s.close()
+
+
+def _queue(store: SqliteStore, raw: bytes, deadline: float | None = None) -> str:
+    cid = str(RequestCid.of(raw))
+    assert store.add_request(1, cid, 1, deadline=deadline) is not None
+    return cid
+
+
+async def test_happy_path_pays_and_erases_inputs(store, work_bytes):
+    cid = _queue(store, work_bytes)
+    m, c = FakeMarket({cid: work_bytes}), StageCounters()
+    assert await fetch_one(m, store, counters=c)
+    row = store.by_cid(cid)
+    assert row is not None and row.state is S.FETCHED and row.proof_type == "porep"
+    prover = FakeProver()
+    row = await prove_one(store, prover, MarkChecker(), PipelineSettings(owner="me"), counters=c)
+    assert row is not None and row.state is S.COMPUTED and row.job_id == prover.job_ids[0]
+    assert prover.job_ids[0] == f"ps-porep-1000-1-{row.row_id}-1"
+    row = await submit_one(m, store, counters=c)
+    assert row is not None and row.state is S.SUBMITTED and not row.has_data
+    assert [p.cumulative_amount for p in store.payments()] == [10**15] and c.paid_attofil == 10**15
+    assert m.completed == [(cid, row.proof)]
+    assert (
+        await fetch_one(m, store) is False
+        and await prove_one(store, prover, MarkChecker(), PipelineSettings()) is None
+    )
+
+
+async def test_a_corrupt_partition_is_never_stored_or_submitted(store, work_bytes):
+    cid = _queue(store, work_bytes)
+    m = FakeMarket({cid: work_bytes})
+    await fetch_one(m, store)
+    c = StageCounters()
+    prover = FakeProver(corrupt=0)
+    settings = PipelineSettings(max_attempts=2)
+    row = await prove_one(store, prover, MarkChecker(), settings, counters=c)
+    assert (
+        row is not None
+        and row.state is S.FETCHED
+        and "partitions [0] of 1 did not verify" in (row.last_error or "")
+    )
+    row = await prove_one(store, prover, MarkChecker(), settings, counters=c)
+    assert row is not None and row.state is S.FAILED and "after 2 attempts" in (row.last_error or "")
+    assert row.proof is None and c.verify_failed == 2 and c.proofs_failed == 1
+    assert len(set(prover.job_ids)) == 2  # a job id per attempt
+    assert await submit_one(m, store) is None and m.completed == []
+
+
+async def test_prover_fault_is_retried_and_then_succeeds(store, work_bytes):
+    cid = _queue(store, work_bytes)
+    await fetch_one(FakeMarket({cid: work_bytes}), store)
+    prover = FakeProver(fail=1)
+    row = await prove_one(store, prover, MarkChecker(), PipelineSettings())
+    assert row is not None and row.state is S.FETCHED and "CUDA_ERROR_LAUNCH_FAILED" in (row.last_error or "")
+    row = await prove_one(store, prover, MarkChecker(), PipelineSettings())
+    assert row is not None and row.state is S.COMPUTED and row.attempts == 2
+
+
+async def test_bad_input_fails_before_any_proving(store, work_bytes):
+    bad = bytearray(work_bytes)
+    i = bad.index(b'"comm_d":[') + len(b'"comm_d":[')
+    bad[i] = ord("9") if bad[i] != ord("9") else ord("8")  # a different comm_d: the strict check fails
+    cid = _queue(store, bytes(bad))
+    c = StageCounters()
+    assert await fetch_one(FakeMarket({cid: bytes(bad)}), store, counters=c)
+    row = store.by_cid(cid)
+    assert row is not None and row.state is S.FAILED and (row.last_error or "").startswith("check:")
+    assert c.fetch_failed == 1 and not row.has_data
+
+
+async def test_snap_work_is_failed_loudly_not_dropped(store, caplog):
+    raw = (
+        b'{"SectorID":{"Miner":1000,"Number":1},"PoRep":null,"Snap":{"ProofType":3,"old_r":'
+        + b"["
+        + b",".join([b"0"] * 32)
+        + b'],"new_r":['
+        + b",".join([b"0"] * 32)
+        + b'],"new_d":['
+        + b",".join([b"0"] * 32)
+        + b'],"Proofs":[]}}'
+    )
+    cid = _queue(store, raw)
+    assert await fetch_one(FakeMarket({cid: raw}), store)
+    row = store.by_cid(cid)
+    assert row is not None and row.state is S.FAILED and "SnapDeals" in (row.last_error or "")
+    assert any("cannot be proven here" in r.message for r in caplog.records)
+
+
+async def test_hash_mismatch_fails_the_request(store, work_bytes):
+    cid = _queue(store, work_bytes)
+    await fetch_one(FakeMarket({cid: work_bytes + b" "}), store)
+    row = store.by_cid(cid)
+    assert row is not None and row.state is S.FAILED and (row.last_error or "").startswith("fetch:")
+
+
+async def test_transient_fetch_error_keeps_the_row_queued(store, work_bytes):
+    cid = _queue(store, work_bytes)
+
+    class Down(FakeMarket):
+        async def fetch_request_bytes(self, request_cid: str) -> bytes:
+            raise TransportError("connection reset")
+
+    with pytest.raises(TransportError):
+        await fetch_one(Down({}), store)
+    assert store.by_cid(cid).state is S.QUEUED  # type: ignore[union-attr]
+
+
+async def test_deadline_passed_drops_instead_of_proving(store, work_bytes):
+    cid = _queue(store, work_bytes, deadline=100.0)
+    await fetch_one(FakeMarket({cid: work_bytes}), store)
+    prover = FakeProver()
+    row = await prove_one(store, prover, MarkChecker(), PipelineSettings(), clock=lambda: 101.0)
+    assert row is not None and row.state is S.GONE and prover.job_ids == []
+
+
+@pytest.mark.parametrize(
+    ("error", "end"),
+    [
+        (WorkGone("x", "reassigned"), S.GONE),
+        (Rejected("POST", "http://m/complete", 400, "invalid proof"), S.FAILED),
+    ],
+)
+async def test_submit_outcomes(store, work_bytes, error, end):
+    cid = _queue(store, work_bytes)
+    m = FakeMarket({cid: work_bytes})
+    await fetch_one(m, store)
+    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    m.complete_error = error
+    row = await submit_one(m, store)
+    assert row is not None and row.state is end and row.proof is not None  # kept for the record
+    assert store.payments() == []
+
+
+async def test_transient_submit_error_keeps_it_computed(store, work_bytes):
+    cid = _queue(store, work_bytes)
+    m = FakeMarket({cid: work_bytes})
+    await fetch_one(m, store)
+    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    m.complete_error = TransportError("timeout")
+    with pytest.raises(TransportError):
+        await submit_one(m, store)
+    assert store.by_cid(cid).state is S.COMPUTED  # type: ignore[union-attr]
+    m.complete_error = None
+    row = await submit_one(m, store)
+    assert row is not None and row.state is S.SUBMITTED
