@@ -5,14 +5,12 @@ end to end elsewhere), so the stage logic — never store an unverified proof, r
 
 from __future__ import annotations
 
-import secrets
-
 import pytest
+from _doubles import FakeProver, MarkChecker  # tests/agent is on sys.path
 
 from agent.pipeline import (
     PipelineSettings,
     StageCounters,
-    VerifyReport,
     fetch_one,
     prove_one,
     submit_one,
@@ -21,21 +19,9 @@ from agent.store import RequestState, SqliteStore
 from market.cid import RequestCid
 from market.errors import ContentMismatch, Rejected, TransportError, WorkGone
 from market.models import ProofReward
-from market.proofdata import ProofData, SectorID
-from porep.c1 import KeyOrder
-from porep.ids import prover_id
-from porep.seal import seal
-from porep.vanilla import make_c1
 
 pytestmark = pytest.mark.anyio
 S = RequestState
-
-
-@pytest.fixture(scope="module")
-def work_bytes() -> bytes:
-    sealed = seal("StackedDrg2KiBV1_1", prover_id(1000), 1, bytes([7]) * 32, piece=bytes(range(256)) * 7)
-    c1 = make_c1(sealed, bytes([9]) * 32)
-    return ProofData.encode(SectorID(1000, 1), porep=c1.to_json(KeyOrder.GO))
 
 
 class FakeMarket:
@@ -59,37 +45,6 @@ class FakeMarket:
         self.nonce += 1
         self.cumulative += 10**15
         return ProofReward("ok", False, self.nonce, 10**15, self.cumulative, b"sig")
-
-
-class FakeProver:
-    """Returns 192 bytes per partition; ``corrupt`` flips a byte of that partition's proof."""
-
-    def __init__(self, corrupt: int | None = None, fail: int = 0) -> None:
-        self.corrupt = corrupt
-        self.fail = fail
-        self.job_ids: list[str] = []
-
-    def prove(self, work: ProofData, job_id: str) -> bytes:
-        self.job_ids.append(job_id)
-        if self.fail:
-            self.fail -= 1
-            raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
-        assert work.porep is not None
-        parts = [
-            bytearray(secrets.token_bytes(1) * 192) for _ in range(work.porep.arrays.proof_type.partitions)
-        ]
-        for p in parts:
-            p[0] = 0xA5  # the checker double's "valid" mark
-        if self.corrupt is not None:
-            parts[self.corrupt][0] ^= 0xFF
-        return b"".join(parts)
-
-
-class MarkChecker:
-    """Checker double: a partition 'verifies' iff it carries the prover double's mark."""
-
-    def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
-        return VerifyReport(tuple(proof[i] == 0xA5 for i in range(0, len(proof), 192)))
 
 
 @pytest.fixture

@@ -1,0 +1,329 @@
+"""The running agent: every loop owned by one anyio task group, structured shutdown, nothing lost.
+
+Loops (each survives its own errors with a logged backoff; cancellation is the only way out):
+  requester   poll / record / ask (agent.requester), asks only while the readiness gate is open
+  fetcher     queued → fetched (agent.pipeline.fetch_one)
+  provers     fetched → computed, ``prover_slots`` of them, each bounded by the device capacity limiter
+  submitter   computed → submitted / gone / failed
+  janitor     orphan reset at start and periodically; purge by the retention settings
+  watchdog    systemd WATCHDOG=1 pings and the queue gauge
+
+Shutdown (SIGTERM/SIGINT, or ``max_proofs`` accepted proofs): the requester stops first (no new asks), the
+fetcher and provers finish the item in hand and stop, the submitter gets ``drain_s`` to hand in what is
+computed; anything unfinished stays in the store in a resumable state (fetched / computed) for the next
+start. Asks are withdrawn on shutdown only when configured (each withdrawal costs a challenge proof).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, ParamSpec, Protocol, TypeVar
+
+import anyio
+
+from agent.metrics import AgentMetrics
+from agent.pipeline import (
+    PipelineSettings,
+    ProofChecker,
+    Prover,
+    StageCounters,
+    check_work,
+    fetch_one,
+    prove_one,
+    submit_one,
+)
+from agent.requester import LoopCounters, RequestLoopSettings, request_round
+from agent.sdnotify import Notifier
+from agent.store import AskState, RequestState, Store
+from market.errors import TooManyRequests
+from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
+from market.proofdata import ProofData
+
+__all__ = ["Agent", "AgentSettings", "Market", "RunSummary"]
+
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def _db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+class Market(Protocol):
+    """The market calls the agent makes (market.client.MarketClient, or a double)."""
+
+    async def poll(self) -> WorkResponse: ...
+    async def create_ask(self, price_attofil: int) -> WorkAsk: ...
+    async def fetch_request_bytes(self, request_cid: str) -> bytes: ...
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward: ...
+    async def withdraw(self, ask_id: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    requests: RequestLoopSettings
+    pipeline: PipelineSettings = field(default_factory=PipelineSettings)
+    prover_slots: int = 1  # concurrent proofs (one per device by default)
+    idle_s: float = 0.5  # how often an idle stage looks at the store again
+    error_backoff_s: float = 5.0  # first wait after a loop error (doubles to error_backoff_max_s)
+    error_backoff_max_s: float = 120.0
+    janitor_every_s: float = 600.0
+    retention_submitted_s: float = 2 * 86400.0
+    retention_failed_s: float = 7 * 86400.0
+    drain_s: float = 60.0  # time the submitter gets on shutdown to hand in computed proofs
+    withdraw_on_shutdown: bool = False
+
+
+@dataclass
+class RunSummary:
+    verified: int = 0
+    submitted: int = 0
+    paid_attofil: int = 0
+    failed: int = 0
+    gone: int = 0
+    asks: int = 0
+    seconds: float = 0.0
+    stages: StageCounters = field(default_factory=StageCounters)
+
+    def line(self) -> str:
+        return (
+            f"{self.verified} proof(s) verified, {self.submitted} submitted, "
+            f"{Decimal(self.paid_attofil) / ATTO_PER_FIL} FIL paid, {self.failed} failed, {self.gone} gone, "
+            f"{self.asks} ask(s), {self.seconds:.1f} s"
+        )
+
+
+class Agent:
+    def __init__(
+        self,
+        market: Market,
+        store: Store,
+        prover: Prover,
+        checker: ProofChecker,
+        settings: AgentSettings,
+        *,
+        check: Callable[[bytes], ProofData] = check_work,
+        warm_up: Callable[[], None] | None = None,
+        metrics: AgentMetrics | None = None,
+        notifier: Notifier | None = None,
+        device_capacity: int | None = None,
+    ) -> None:
+        self.market, self.store, self.prover, self.checker = market, store, prover, checker
+        self.settings = settings
+        self.check = check
+        self.warm_up = warm_up
+        self.metrics = metrics or AgentMetrics()
+        self.notifier = notifier or Notifier()
+        self.owner = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+        self.pipeline = PipelineSettings(max_attempts=settings.pipeline.max_attempts, owner=self.owner)
+        self.limiter = anyio.CapacityLimiter(device_capacity or settings.prover_slots)
+        self.counters = StageCounters()
+        self.loop_counters = LoopCounters()
+        self._ready = False
+        self._prover_failures = 0
+        self._stop_asking = anyio.Event()
+        self._stop_work = anyio.Event()
+        self._done = anyio.Event()
+        self._kick = anyio.Event()
+        self._max_proofs: int | None = None
+        self._accepted = 0
+        self._interval: float = settings.requests.poll_interval_s
+
+    # -- readiness ------------------------------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """The gate for asks: warmed up and self-tested, prover healthy, not shutting down."""
+        return self._ready and self._prover_failures < 3 and not self._stop_asking.is_set()
+
+    async def _become_ready(self) -> None:
+        if self.warm_up is not None:
+            self.notifier.status("warming up: parameters, kernels, self-test proof")
+            log.info("warming up (parameters, kernels, self-test proof)")
+            t0 = time.perf_counter()
+            await anyio.to_thread.run_sync(self.warm_up)
+            log.info("warm-up done in %.1f s", time.perf_counter() - t0)
+        self._ready = True
+        self.metrics.ready.set(1)
+        self.notifier.ready("ready: asking for work")
+
+    # -- loops -----------------------------------------------------------------------------------------
+
+    async def _guarded(self, name: str, step: Callable[[], Any], stop: anyio.Event) -> None:
+        """Run ``step`` until ``stop``; idle waits when it found nothing, backoff after errors."""
+        backoff = self.settings.error_backoff_s
+        while not stop.is_set():
+            try:
+                found = await step()
+            except Exception as e:
+                self.metrics.errors.labels(loop=name).inc()
+                log.warning("%s: %s: %s (retrying in %.0f s)", name, type(e).__name__, e, backoff)
+                with anyio.move_on_after(backoff):
+                    await stop.wait()
+                backoff = min(backoff * 2, self.settings.error_backoff_max_s)
+                continue
+            backoff = self.settings.error_backoff_s
+            if not found:
+                with anyio.move_on_after(self.settings.idle_s):
+                    await stop.wait()
+
+    async def _request_step(self) -> bool:
+        s = self.settings.requests
+        try:
+            r = await request_round(self.market, self.store, s, ready=self.ready)
+        except TooManyRequests:  # poll itself rate-limited: treat like an ask 429
+            await anyio.sleep(s.backoff_max_s)
+            return True
+        c = self.loop_counters
+        c.rounds += 1
+        c.last = r
+        c.asks_created += r.asks_created
+        c.added += r.added
+        self.metrics.asks.inc(r.asks_created)
+        if r.rate_limited:
+            c.rate_limited += 1
+            self.metrics.rate_limited.inc()
+        self._interval = (
+            s.poll_interval_s
+            if r.progress
+            else min(self._interval * 2, s.backoff_max_s)
+            if r.rate_limited
+            else self._interval
+        )
+        with anyio.move_on_after(self._interval):
+            await self._stop_asking.wait()
+        return True
+
+    async def _fetch_step(self) -> bool:
+        t0 = time.perf_counter()
+        found = await fetch_one(self.market, self.store, check=self.check, counters=self.counters)
+        if found:
+            self.metrics.stage_seconds.labels(stage="fetch").observe(time.perf_counter() - t0)
+        return found
+
+    async def _prove_step(self) -> bool:
+        t0 = time.perf_counter()
+        row = await prove_one(
+            self.store, self.prover, self.checker, self.pipeline, counters=self.counters, limiter=self.limiter
+        )
+        if row is None:
+            return False
+        self.metrics.stage_seconds.labels(stage="prove_verify").observe(time.perf_counter() - t0)
+        if row.state is RequestState.COMPUTED:
+            self._prover_failures = 0
+            self.metrics.proofs.labels(outcome="verified").inc()
+        elif row.state in (RequestState.FETCHED, RequestState.FAILED) and row.proof is None:
+            self._prover_failures += 1
+            self.metrics.proofs.labels(outcome="not_verified").inc()
+            if self._prover_failures == 3:
+                log.error("prover unhealthy (3 failures in a row): no new asks until a proof verifies")
+        return True
+
+    async def _submit_step(self) -> bool:
+        t0 = time.perf_counter()
+        row = await submit_one(self.market, self.store, counters=self.counters)
+        if row is None:
+            return False
+        self.metrics.stage_seconds.labels(stage="submit").observe(time.perf_counter() - t0)
+        if row.state is RequestState.SUBMITTED:
+            self.metrics.proofs.labels(outcome="accepted").inc()
+            payments = await _db(self.store.payments)
+            if payments:
+                self.metrics.cumulative.set(payments[-1].cumulative_amount)
+            self._accepted += 1
+            if self._max_proofs is not None and self._accepted >= self._max_proofs:
+                log.info("%d proof(s) accepted: stopping as asked", self._accepted)
+                self._done.set()
+        return True
+
+    async def _janitor(self) -> None:
+        while True:
+            now = time.time()
+            n = await _db(
+                self.store.purge,
+                submitted_before=now - self.settings.retention_submitted_s,
+                failed_before=now - self.settings.retention_failed_s,
+            )
+            if n:
+                log.info("purged %d ended request(s) past retention", n)
+            await anyio.sleep(self.settings.janitor_every_s)
+
+    async def _heartbeat(self) -> None:
+        interval = self.notifier.watchdog_interval_s or 5.0
+        while True:
+            self.notifier.watchdog()
+            self.metrics.set_queue(await _db(self.store.counts))
+            await anyio.sleep(min(interval, 5.0))
+
+    async def _signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                log.info("%s: draining (no new asks; finishing in-flight work)", signal.Signals(signum).name)
+                self._done.set()
+                return
+
+    # -- run ---------------------------------------------------------------------------------------------
+
+    async def run(self, *, max_proofs: int | None = None, handle_signals: bool = True) -> RunSummary:
+        t0 = time.perf_counter()
+        self._max_proofs = max_proofs
+        self._accepted = 0
+        self._interval = self.settings.requests.poll_interval_s
+        n = await _db(self.store.reset_orphans, self.owner)
+        if n:
+            log.warning("re-queued %d request(s) claimed by a process that is gone", n)
+        async with anyio.create_task_group() as background:
+            background.start_soon(self._heartbeat)
+            background.start_soon(self._janitor)
+            if handle_signals:
+                background.start_soon(self._signals)
+            async with anyio.create_task_group() as work:
+                work.start_soon(self._guarded, "fetcher", self._fetch_step, self._stop_work)
+                for i in range(self.settings.prover_slots):
+                    work.start_soon(self._guarded, f"prover{i}", self._prove_step, self._stop_work)
+                work.start_soon(self._guarded, "submitter", self._submit_step, self._stop_work)
+                async with anyio.create_task_group() as asking:
+                    asking.start_soon(self._guarded, "requester", self._request_step, self._stop_asking)
+                    await self._become_ready()
+                    await self._done.wait()
+                    self.notifier.stopping("draining")
+                    self._stop_asking.set()
+                    asking.cancel_scope.cancel()
+                # let the in-hand proofs finish, then give the submitter drain_s for computed work
+                self._stop_work.set()
+            with anyio.move_on_after(self.settings.drain_s):
+                while await _db(self.store.list_requests, [RequestState.COMPUTED]):
+                    try:
+                        if await submit_one(self.market, self.store, counters=self.counters) is None:
+                            break
+                    except Exception as e:
+                        log.warning("drain: submit failed: %s", e)
+                        break
+            if self.settings.withdraw_on_shutdown:
+                for ask in await _db(self.store.asks, [AskState.ACTIVE]):
+                    try:
+                        await self.market.withdraw(ask.ask_id)
+                        await _db(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
+                    except Exception as e:
+                        log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
+            background.cancel_scope.cancel()
+        c = self.counters
+        return RunSummary(
+            verified=c.proofs_ok,
+            submitted=c.submitted + c.already_accepted,
+            paid_attofil=c.paid_attofil,
+            failed=c.proofs_failed + c.fetch_failed + c.submit_failed,
+            gone=c.gone,
+            asks=self.loop_counters.asks_created,
+            seconds=time.perf_counter() - t0,
+            stages=c,
+        )

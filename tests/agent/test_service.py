@@ -1,0 +1,171 @@
+"""agent.service: the loops together in one task group against an in-memory market (prover doubles), systemd
+notify over a real unix datagram socket, metrics, shutdown by max_proofs and by SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+
+import anyio
+import pytest
+from _doubles import FakeProver, MarkChecker  # tests/agent is on sys.path
+
+from agent.pipeline import PipelineSettings
+from agent.requester import RequestLoopSettings
+from agent.sdnotify import Notifier
+from agent.service import Agent, AgentSettings
+from agent.store import RequestState, SqliteStore
+from market.cid import RequestCid
+from market.models import ProofReward, WorkAsk, WorkRequest, WorkResponse
+
+pytestmark = pytest.mark.anyio
+
+
+class MemoryMarket:
+    """Every ask is matched on the next poll to a request carrying ``data``; vouchers are cumulative."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.cid = str(RequestCid.of(data))
+        self.asks: list[int] = []
+        self.requests: list[WorkRequest] = []
+        self.completed: list[str] = []
+        self.withdrawn: list[int] = []
+        self.nonce = 0
+        self.cumulative = 0
+        self.calls = 0
+
+    async def poll(self) -> WorkResponse:
+        self.calls += 1
+        for ask_id in self.asks:
+            # a distinct request per ask: the same bytes plus a trailing space would change the CID, so the
+            # double serves the one C1 under per-request CIDs it keeps in a table instead
+            self.requests.append(
+                WorkRequest(id=ask_id, request_cid=f"{self.cid}#{ask_id}", done=None, work_ask_id=ask_id)
+            )
+        self.asks = []
+        return WorkResponse(requests=tuple(self.requests), active_asks=())
+
+    async def create_ask(self, price_attofil: int) -> WorkAsk:
+        self.calls += 1
+        ask = WorkAsk(id=len(self.requests) + len(self.asks) + 1)
+        self.asks.append(ask.id)
+        return ask
+
+    async def fetch_request_bytes(self, request_cid: str) -> bytes:
+        self.calls += 1
+        return self.data
+
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward:
+        self.calls += 1
+        self.completed.append(request_cid)
+        self.nonce += 1
+        self.cumulative += 7
+        return ProofReward("ok", False, self.nonce, 7, self.cumulative, b"sig")
+
+    async def withdraw(self, ask_id: int) -> None:
+        self.withdrawn.append(ask_id)
+
+
+def _settings(**kw) -> AgentSettings:
+    return AgentSettings(
+        requests=RequestLoopSettings(
+            price_attofil=1, low_water=2, high_water=3, poll_interval_s=0.05, backoff_max_s=0.2
+        ),
+        pipeline=PipelineSettings(max_attempts=2),
+        idle_s=0.02,
+        error_backoff_s=0.05,
+        drain_s=5.0,
+        **kw,
+    )
+
+
+async def test_max_proofs_then_exit_with_a_ledger_that_matches_the_vouchers(tmp_path, work_bytes):
+    store = SqliteStore(tmp_path / "s.db")
+    market = MemoryMarket(work_bytes)
+    warmed: list[bool] = []
+    agent = Agent(
+        market,
+        store,
+        FakeProver(),
+        MarkChecker(),
+        _settings(),
+        check=_check,
+        warm_up=lambda: warmed.append(True),
+    )
+    with anyio.fail_after(60):
+        summary = await agent.run(max_proofs=3, handle_signals=False)
+    assert warmed == [True]
+    assert summary.submitted >= 3 and summary.verified >= 3 and summary.failed == 0
+    payments = store.payments()
+    assert [p.nonce for p in payments] == list(range(1, len(market.completed) + 1))
+    assert payments[-1].cumulative_amount == sum(p.amount for p in payments) == market.cumulative
+    assert summary.paid_attofil == market.cumulative
+    assert store.counts()[RequestState.SUBMITTED] == len(market.completed)
+    assert "submitted" in summary.line()
+    store.close()
+
+
+def _check(raw: bytes):
+    from agent.pipeline import check_work
+
+    return check_work(raw)
+
+
+async def test_sigterm_drains_and_leaves_resumable_state(tmp_path, work_bytes):
+    store = SqliteStore(tmp_path / "s.db")
+    market = MemoryMarket(work_bytes)
+    agent = Agent(
+        market, store, FakeProver(), MarkChecker(), _settings(withdraw_on_shutdown=True), check=_check
+    )
+
+    async def kill_soon() -> None:
+        while not market.completed:
+            await anyio.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(kill_soon)
+            summary = await agent.run()
+    assert summary.submitted >= 1
+    counts = store.counts()
+    assert counts[RequestState.PROVING] == 0  # nothing left claimed
+    assert counts[RequestState.COMPUTED] == 0  # the drain handed everything computed in
+    store.close()
+
+
+async def test_unhealthy_prover_closes_the_gate(tmp_path, work_bytes):
+    store = SqliteStore(tmp_path / "s.db")
+    market = MemoryMarket(work_bytes)
+    agent = Agent(market, store, FakeProver(corrupt=0), MarkChecker(), _settings(), check=_check)
+
+    async def stop_later() -> None:
+        await anyio.sleep(1.5)
+        agent._done.set()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stop_later)
+            summary = await agent.run(handle_signals=False)
+    assert summary.submitted == 0 and market.completed == []  # no unverified proof ever submitted
+    assert not agent.ready()
+    assert agent.loop_counters.asks_created <= 6  # asks stopped once the prover was found unhealthy
+    failed = store.list_requests([RequestState.FAILED])
+    assert failed and all("did not verify" in (r.last_error or "") for r in failed)
+    store.close()
+
+
+def test_sd_notify_over_a_real_socket(tmp_path):
+    path = str(tmp_path / "notify.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
+        server.bind(path)
+        n = Notifier(address=path, watchdog_usec="4000000")
+        assert n.enabled and n.watchdog_interval_s == 2.0
+        assert n.ready("ready: asking")
+        assert server.recv(256) == b"READY=1\nSTATUS=ready: asking"
+        assert n.watchdog() and server.recv(256) == b"WATCHDOG=1"
+        assert n.stopping() and server.recv(256) == b"STOPPING=1"
+    assert not Notifier(address="").ready()
+    assert not Notifier(address=str(tmp_path / "missing.sock")).ready()  # never raises
