@@ -1,0 +1,52 @@
+"""agent.runtime: wallet/config consistency, settings mapping, the status report read from the store."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.config import ConfigError, Settings
+from agent.runtime import agent_settings, load_wallet, status_report
+from agent.store import Payment, RequestState, SqliteStore
+from market.wallet import Wallet, write_key_file
+
+
+def test_wallet_must_match_the_key(tmp_path):
+    key = tmp_path / "k.key"
+    w = Wallet.generate()
+    write_key_file(key, w)
+    ok = Settings(market={"key_file": key, "wallet": w.address.encode("f")})
+    assert load_wallet(ok).address == w.address
+    other = Wallet.generate().address.encode("f")
+    with pytest.raises(ConfigError, match="is not the address of the key"):
+        load_wallet(Settings(market={"key_file": key, "wallet": other}))
+    with pytest.raises(ConfigError, match="market.key_file: required"):
+        load_wallet(Settings())
+
+
+def test_agent_settings_follow_the_config():
+    s = agent_settings(
+        Settings(
+            market={"price_fil": "0.004", "low_water": 2, "high_water": 3},
+            retention={"submitted_days": 1.0, "failed_days": 3.0},
+        )
+    )
+    assert s.requests.price_attofil == 4 * 10**15 and (s.requests.low_water, s.requests.high_water) == (2, 3)
+    assert s.retention_submitted_s == 86400.0 and s.retention_failed_s == 3 * 86400.0
+
+
+def test_status_report(tmp_path):
+    clock = [100.0]
+    store = SqliteStore(tmp_path / "s.db", clock=lambda: clock[0])
+    a = store.add_request(1, "a", 1, obtained_at=40.0)
+    b = store.add_request(2, "b", 2, obtained_at=50.0)
+    assert a and b
+    store.transition(b.row_id, RequestState.QUEUED, RequestState.FAILED, error="check: bad comm_d")
+    store.record_ask(9, 1)
+    store.record_payment(Payment(1, 5, 5, b"s", "x", 1.0))
+    store.record_payment(Payment(2, 6, 11, b"s", "y", 2.0))
+    r = status_report(store, now=100.0)
+    assert r.queue["queued"] == 1 and r.queue["failed"] == 1 and r.asks["active"] == 1
+    assert r.paid_attofil == 11 and r.last_voucher_nonce == 2 and r.payments == 2
+    assert r.recent_failures == [("b", "check: bad comm_d")] and r.oldest_unfinished_s == 60.0
+    assert r.as_json()["payments"]["cumulative_attofil"] == "11"
+    store.close()
