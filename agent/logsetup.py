@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any, TextIO
 
 _STD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 _configured = False
+# Request signatures travel in query strings; one that never reached the market stays replayable for 60 s.
+_SECRET_QUERY = re.compile(r"((?:signature|sig|key|token)=)[^&\s'\"]+", re.IGNORECASE)
+# Libraries that log every request URL (query included) at INFO.
+_CHATTY = ("httpx", "httpcore", "hpack", "uvicorn.access")
+
+
+class RedactFilter(logging.Filter):
+    """Replaces signature/key query values in the formatted message (any logger, any level)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        clean = _SECRET_QUERY.sub(r"\1<redacted>", msg)
+        if clean != msg:
+            record.msg, record.args = clean, None
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -50,5 +66,8 @@ def setup_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None 
     else:
         handler = logging.StreamHandler(stream)
         handler.setFormatter(JsonFormatter())
+    handler.addFilter(RedactFilter())
     root.handlers[:] = [handler]
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(logging.WARNING)
     _configured = True

@@ -30,6 +30,7 @@ from typing import ParamSpec, Protocol, TypeVar
 import anyio
 
 from agent.store import Payment, RequestRow, RequestState, Store
+from market.client import AlreadyAccepted
 from market.errors import MarketError, ProtocolError, Rejected, WorkGone
 from market.models import ProofReward
 from market.proofdata import ProofData
@@ -95,7 +96,7 @@ class FetchMarket(Protocol):
 
 
 class SubmitMarket(Protocol):
-    async def complete(self, request_cid: str, proof: bytes) -> ProofReward: ...
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward | AlreadyAccepted: ...
 
 
 @dataclass(frozen=True)
@@ -233,11 +234,6 @@ async def _retry_or_fail(
     return await _db(store.transition, row.row_id, S.PROVING, S.FETCHED, error=error)
 
 
-def _already_accepted(exc: BaseException) -> bool:
-    """The client's outcome for a 409 that follows a retry of our own submit (the first answer was lost)."""
-    return type(exc).__name__ == "AlreadyAccepted"
-
-
 async def submit_one(
     market: SubmitMarket,
     store: Store,
@@ -248,36 +244,47 @@ async def submit_one(
     """Submit the oldest computed proof. Returns the row as it ended, or None when nothing is computed.
 
     Transient failures (the client already retried within its budget) leave the row computed and re-raise, so
-    the caller's loop backs off and tries again with a fresh signature."""
+    the caller's loop backs off and tries again with a fresh signature. Every submission is noted in the store
+    before it is sent, so a 409 for a proof that an earlier (crashed) process sent is read as accepted."""
     c = counters or StageCounters()
     rows = await _db(store.list_requests, [S.COMPUTED])
     if not rows:
         return None
     row = rows[0]
     assert row.proof is not None
+    earlier_tries = row.submit_attempts
+    await _db(store.note_submit_attempt, row.row_id)
     t0 = time.perf_counter()
     try:
-        reward = await market.complete(row.request_cid, row.proof)
+        outcome = await market.complete(row.request_cid, row.proof)
     except WorkGone as e:
         c.gone += 1
         log.warning("request %s: gone (410), dropped: %s", row.request_cid, e)
         return await _db(store.transition, row.row_id, S.COMPUTED, S.GONE, error=str(e))
     except Rejected as e:
-        if _already_accepted(e):
+        if e.status == 409 and earlier_tries > 0:
             c.already_accepted += 1
             log.info(
-                "request %s: accepted earlier (answer lost); voucher comes with a later one", row.request_cid
+                "request %s: 409 for a proof an earlier run submitted: the market has it", row.request_cid
             )
-            return await _db(store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, error=str(e))
+            return await _db(
+                store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, error=f"accepted earlier: {e}"
+            )
         c.submit_failed += 1
         log.error("request %s: submission refused: %s", row.request_cid, e)
         return await _db(store.transition, row.row_id, S.COMPUTED, S.FAILED, error=f"submit: {e}")
-    except MarketError as e:
-        if _already_accepted(e):
-            c.already_accepted += 1
-            return await _db(store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, error=str(e))
-        raise
     c.add_time("submit", time.perf_counter() - t0)
+    if isinstance(outcome, AlreadyAccepted):
+        c.already_accepted += 1
+        log.info("request %s: accepted (its answer was lost); a later voucher covers it", row.request_cid)
+        return await _db(
+            store.transition,
+            row.row_id,
+            S.COMPUTED,
+            S.SUBMITTED,
+            error=f"accepted, answer lost: {outcome.body}",
+        )
+    reward = outcome
     if not reward.pow:
         await _db(
             store.record_payment,

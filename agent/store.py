@@ -106,6 +106,7 @@ class RequestRow:
     pow: bool | None
     updated_at: float
     has_data: bool
+    submit_attempts: int = 0
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ class Store(Protocol):
     ) -> RequestRow: ...
     def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow: ...
     def data(self, row_id: int) -> bytes: ...
+    def note_submit_attempt(self, row_id: int) -> RequestRow: ...
     def claim(self, owner: str, src: RequestState = ..., dst: RequestState = ...) -> RequestRow | None: ...
     def reset_orphans(self, live_owner: str) -> int: ...
     def record_payment(self, payment: Payment) -> bool: ...
@@ -205,11 +207,15 @@ _MIGRATIONS: tuple[str, ...] = (
         updated_at     REAL NOT NULL
     );
     """,
+    # 2: submit attempts, so a 409 after a crash between submitting and recording it is understood
+    """
+    ALTER TABLE requests ADD COLUMN submit_attempts INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 _REQUEST_COLUMNS = (
     "row_id, service_id, request_cid, work_ask_id, proof_type, obtained_at, deadline, state, attempts, "
-    "job_id, owner, last_error, proof, pow, updated_at, data IS NOT NULL"
+    "job_id, owner, last_error, proof, pow, updated_at, data IS NOT NULL, submit_attempts"
 )
 
 
@@ -231,6 +237,7 @@ def _row(r: tuple) -> RequestRow:
         pow=None if r[13] is None else bool(r[13]),
         updated_at=r[14],
         has_data=bool(r[15]),
+        submit_attempts=r[16],
     )
 
 
@@ -425,6 +432,16 @@ class SqliteStore:
             )
             if cur.rowcount != 1:
                 raise TransitionError(f"request row {row_id} is not queued")
+            return self._get(db, row_id)
+
+    def note_submit_attempt(self, row_id: int) -> RequestRow:
+        """Record, before sending, that a computed proof is being submitted: if the process dies before the
+        answer is stored, the next start knows a 409 means the market already has it."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE requests SET submit_attempts = submit_attempts + 1, updated_at = ? WHERE row_id = ?",
+                (self._clock(), row_id),
+            )
             return self._get(db, row_id)
 
     def data(self, row_id: int) -> bytes:

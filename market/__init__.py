@@ -9,8 +9,9 @@ Modules: ``address`` (f1/t1 strings ↔ bytes), ``wallet`` (secp256k1 key, signa
 
 from market.address import Address, Protocol, parse_address
 from market.cid import RequestCid
-from market.client import MAINNET_URL, MarketClient, RetryPolicy
+from market.client import MAINNET_URL, AlreadyAccepted, MarketClient, RetryPolicy
 from market.errors import (
+    AskOutcomeUnknown,
     ContentMismatch,
     InvalidAddress,
     KeyFileError,
@@ -18,6 +19,7 @@ from market.errors import (
     ProtocolError,
     Rejected,
     ResponseTooLarge,
+    SignatureRejected,
     TooManyRequests,
     TransportError,
     WalletError,
@@ -39,6 +41,8 @@ from market.wallet import Wallet, read_key_file, recover_address, verify_signatu
 
 __all__ = [
     "Address",
+    "AlreadyAccepted",
+    "AskOutcomeUnknown",
     "ContentMismatch",
     "DST_WORK_ASK",
     "DST_WORK_COMPLETE",
@@ -58,6 +62,7 @@ __all__ = [
     "RetryPolicy",
     "SectorID",
     "Signature",
+    "SignatureRejected",
     "SignedMsg",
     "Signer",
     "Snap",

@@ -24,6 +24,8 @@ both work.
 
 from __future__ import annotations
 
+import email.utils
+import io
 import logging
 import secrets
 import time
@@ -39,10 +41,12 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from market.cid import RequestCid
 from market.errors import (
+    AskOutcomeUnknown,
     ContentMismatch,
     ProtocolError,
     Rejected,
     ResponseTooLarge,
+    SignatureRejected,
     TooManyRequests,
     TransportError,
     WorkGone,
@@ -51,7 +55,7 @@ from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 from market.proofdata import ProofData
 from market.signing import DST_WORK_ASK, DST_WORK_COMPLETE, DST_WORK_WITHDRAW, Signer, sign_request
 
-__all__ = ["MAINNET_URL", "MarketClient", "RetryPolicy"]
+__all__ = ["MAINNET_URL", "AlreadyAccepted", "MarketClient", "RetryPolicy"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -70,12 +74,14 @@ class RetryPolicy:
     """Backoff for poll / fetch / complete: ``initial_s`` doubling up to ``max_s``, for at most ``budget_s``.
 
     The defaults are Curio's (1 s → 60 s, 30 minutes). A retry whose wait would end past the budget is not
-    made; the last error is raised instead.
+    made; the last error is raised instead. The budget counts the time spent in tries as well as the sleeps,
+    and each try ends after ``attempt_s`` (or when the budget runs out) even if bytes keep trickling in.
     """
 
     initial_s: float = 1.0
     max_s: float = 60.0
     budget_s: float = 30 * 60.0
+    attempt_s: float = 300.0  # wall-clock limit of one try, whatever the server trickles
 
     def wait_before(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based); a Retry-After is honoured."""
@@ -90,6 +96,30 @@ class _Answer:
     status: int
     body: bytes
     retry_after: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AlreadyAccepted:
+    """The outcome of ``complete`` when a try that may have reached the market got no answer and a later try
+    got 409: the market has our proof. It issued a voucher we never saw; vouchers are cumulative, so the next
+    one covers it. The caller marks the work submitted."""
+
+    request_cid: str
+    status: int
+    body: str
+
+
+SKEW_CORRECTION_S = 2.0  # a measured clock offset at least this large corrects the signing time
+
+
+def _server_date(headers: httpx.Headers) -> float | None:
+    value = headers.get("date")
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -110,6 +140,10 @@ def _http_errors(method: str, url: str) -> Iterator[None]:
     """Translate httpx's exceptions into ours, most specific first; the original is chained."""
     try:
         yield
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:  # nothing was sent
+        err = TransportError(f"{method} {url}: {type(exc).__name__}: {exc}")
+        err.maybe_delivered = False
+        raise err from exc
     except httpx.TimeoutException as exc:
         raise TransportError(f"{method} {url}: timed out ({type(exc).__name__})") from exc
     except httpx.TransportError as exc:
@@ -153,6 +187,7 @@ class MarketClient:
         self._monotonic = monotonic
         self._sleep = sleep
         self._nonce = nonce_source
+        self._offset: float | None = None  # market clock − our clock, from its Date headers
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s),
@@ -181,7 +216,12 @@ class MarketClient:
     # -- the API -----------------------------------------------------------------------------------------
 
     async def create_ask(self, price_attofil: int) -> WorkAsk:
-        """Offer to prove one request at ``price_attofil``; raises TooManyRequests on 429, never retries."""
+        """Offer to prove one request at ``price_attofil``; raises TooManyRequests on 429, never retries.
+
+        Orphan asks: if the request may have reached the market but its answer was lost, AskOutcomeUnknown is
+        raised; the ask, if it was made, appears in ``poll().active_asks`` with an id the caller never saw.
+        Count those (agent.requester adopts them) rather than asking again and overshooting the target.
+        """
         if isinstance(price_attofil, bool) or not isinstance(price_attofil, int):
             raise TypeError("price_attofil must be an int")
         if not 0 < price_attofil <= MAX_PRICE_ATTOFIL or price_attofil % PRICE_RESOLUTION_ATTOFIL:
@@ -189,7 +229,14 @@ class MarketClient:
         price = str(price_attofil)
         url = f"{self.base_url}/provider/work/ask/{self.wallet}"
         params = {"price": price, "signature": self._sign(DST_WORK_ASK, price)}
-        answer = await self._exchange("POST", url, params=params, limit=self.max_response_bytes)
+        try:
+            answer = await self._exchange("POST", url, params=params, limit=self.max_response_bytes)
+        except TransportError as exc:
+            if not exc.maybe_delivered:
+                raise
+            raise AskOutcomeUnknown(
+                f"{exc} — the ask may have been created; it will show in the next poll's active_asks"
+            ) from exc
         if answer.status == 429:
             body = _text(answer.body)
             log.info("create ask rate-limited (429): %s", body)
@@ -223,23 +270,42 @@ class MarketClient:
         return await self._retrying("fetch request", attempt)
 
     async def fetch_request(self, request_cid: str | RequestCid) -> ProofData:
-        """Download, verify and parse one request's ProofData."""
-        return ProofData.parse(await self.fetch_request_bytes(request_cid))
+        """Download, verify and parse one request's ProofData (parsed in a worker thread: ~1.5 s at 32GiB
+        must not stall the event loop)."""
+        raw = await self.fetch_request_bytes(request_cid)
+        return await anyio.to_thread.run_sync(ProofData.parse, raw)
 
-    async def complete(self, request_cid: str | RequestCid, proof: bytes) -> ProofReward:
-        """Submit a proof; returns the reward voucher. Raises WorkGone on 410 (drop the work, no retry)."""
+    async def complete(self, request_cid: str | RequestCid, proof: bytes) -> ProofReward | AlreadyAccepted:
+        """Submit a proof; returns the reward voucher. Raises WorkGone on 410 (drop the work, no retry).
+
+        ``complete`` is not idempotent: a try whose answer was lost may have been accepted. When such a try
+        is followed by a 409, the result is :class:`AlreadyAccepted` instead of an error. A 409 on the first
+        try (nothing of ours could have arrived before) stays a Rejected: the caller knows whether an earlier
+        process submitted it."""
         rcid = str(request_cid if isinstance(request_cid, RequestCid) else RequestCid.parse(request_cid))
         url = f"{self.base_url}/provider/work/complete/{self.wallet}/{rcid}"
+        maybe_delivered = False
 
-        async def attempt() -> ProofReward:
+        async def attempt() -> ProofReward | AlreadyAccepted:
+            nonlocal maybe_delivered
             params = {"signature": self._sign(DST_WORK_COMPLETE, rcid)}  # fresh nonces on every try
-            answer = await self._exchange(
-                "POST", url, params=params, content=proof, limit=self.max_response_bytes
-            )
+            try:
+                answer = await self._exchange(
+                    "POST", url, params=params, content=proof, limit=self.max_response_bytes
+                )
+            except TransportError as exc:
+                maybe_delivered = maybe_delivered or exc.maybe_delivered
+                raise
             if answer.status == 410:
                 body = _text(answer.body)
                 log.info("work %s is gone (410): %s", rcid, body)
                 raise WorkGone(rcid, body)
+            if answer.status == 409 and maybe_delivered:
+                body = _text(answer.body)
+                log.info("work %s: 409 after a try whose answer was lost: the market has it (%s)", rcid, body)
+                return AlreadyAccepted(rcid, 409, body)
+            if answer.status >= 500:
+                maybe_delivered = True  # a proxy or the market may have failed after taking the proof
             self._expect_ok("POST", url, answer)
             return ProofReward.from_json(answer.body)
 
@@ -256,11 +322,39 @@ class MarketClient:
 
     # -- layers ------------------------------------------------------------------------------------------
 
-    def _sign(self, dst: str, payload: str) -> str:
-        return sign_request(self.signer, dst, payload, nonce_time=int(self._clock()), nonce_id=self._nonce())
+    @property
+    def clock_offset_s(self) -> float | None:
+        """The market's clock minus ours, from the last ``Date`` header (1 s resolution); None until seen."""
+        return self._offset
 
-    @staticmethod
-    def _expect_ok(method: str, url: str, answer: _Answer) -> None:
+    def signing_time(self) -> int:
+        """Unix seconds for signature nonces: our clock, corrected by the measured offset when it is large
+        enough to matter (the market refuses signatures > 5 s ahead or > 60 s behind its clock)."""
+        now = self._clock()
+        if self._offset is not None and abs(self._offset) >= SKEW_CORRECTION_S:
+            now += self._offset
+        return int(now)
+
+    def _sign(self, dst: str, payload: str) -> str:
+        return sign_request(self.signer, dst, payload, nonce_time=self.signing_time(), nonce_id=self._nonce())
+
+    def _note_date(self, headers: httpx.Headers) -> None:
+        date = _server_date(headers)
+        if date is None:
+            return
+        offset = date - self._clock()
+        was = self._offset
+        self._offset = offset
+        if abs(offset) >= SKEW_CORRECTION_S and (was is None or abs(was - offset) >= SKEW_CORRECTION_S):
+            log.warning(
+                "this host's clock is %.0f s %s the market's (Date header); signing with the market's time",
+                abs(offset),
+                "behind" if offset > 0 else "ahead of",
+            )
+
+    def _expect_ok(self, method: str, url: str, answer: _Answer) -> None:
+        if answer.status in (401, 403):
+            raise SignatureRejected(method, url, answer.status, _text(answer.body), self._offset)
         if answer.status != 200:
             raise Rejected(method, url, answer.status, _text(answer.body), answer.retry_after)
 
@@ -293,6 +387,14 @@ class MarketClient:
                 rs.upcoming_sleep,
             )
 
+        async def bounded() -> T:
+            limit = min(policy.attempt_s, max(deadline - self._monotonic(), 0.0))
+            try:
+                with anyio.fail_after(limit):
+                    return await attempt()
+            except TimeoutError:
+                raise TransportError(f"market {op}: no complete answer within {limit:.0f} s") from None
+
         retrying = AsyncRetrying(
             sleep=self._sleep,
             wait=wait,
@@ -301,7 +403,7 @@ class MarketClient:
             before_sleep=before_sleep,
             reraise=True,
         )
-        return await retrying(attempt)
+        return await retrying(bounded)
 
     async def _exchange(
         self,
@@ -317,6 +419,7 @@ class MarketClient:
             raise RuntimeError("MarketClient is closed")
         with _http_errors(method, url):
             async with self._http.stream(method, url, params=params, content=content) as resp:
+                self._note_date(resp.headers)
                 if resp.status_code != 200:
                     body = await _read_capped(resp, ERROR_BODY_BYTES, url, truncate=True)
                     return _Answer(resp.status_code, body, _retry_after(resp.headers))
@@ -328,17 +431,23 @@ class MarketClient:
 
 
 async def _read_capped(resp: httpx.Response, limit: int, url: str, *, truncate: bool = False) -> bytes:
-    """Read the (decoded) body, stopping past ``limit``: error bodies are cut, data bodies refused."""
-    buf = bytearray()
+    """Read the (decoded) body, stopping past ``limit``: error bodies are cut, data bodies refused.
+
+    The body is held once: BytesIO.getvalue() hands over its buffer without a copy when nothing else refers to
+    it (CPython), where ``bytes(bytearray)`` would hold a 40 MB request twice at the end."""
+    buf = io.BytesIO()
+    size = 0
     # aclosing: leaving the loop early must finalise the generator now (trio warns about GC finalisation).
     async with aclosing(cast(AsyncGenerator[bytes, None], resp.aiter_bytes())) as chunks:
         async for chunk in chunks:
-            buf += chunk
-            if len(buf) > limit:
+            size += len(chunk)
+            if size > limit:
                 if truncate:
-                    return bytes(buf[:limit])
+                    buf.write(chunk[: len(chunk) - (size - limit)])
+                    return buf.getvalue()
                 raise ResponseTooLarge(limit, url)
-    return bytes(buf)
+            buf.write(chunk)
+    return buf.getvalue()
 
 
 def _text(body: bytes) -> str:

@@ -2,15 +2,32 @@
 
     MarketError                      base of everything below
     ├── TransportError               no usable HTTP answer: connect/read/write failure or timeout (retryable)
+    │   └── AskOutcomeUnknown        create_ask sent, answer lost: an ask may exist (reconcile via poll)
     ├── ProtocolError                the market answered, but with something we must not use
     │   ├── ResponseTooLarge         the body is over the configured cap (checked while streaming)
     │   └── ContentMismatch          request data whose sha2-256 differs from its request CID
     ├── TooManyRequests              429 on create_ask: the sentinel; back off in the caller, never inside
     ├── WorkGone                     410 on complete: the work was reassigned; drop it, do not retry
     ├── Rejected(status, body)       any other unexpected status; ``retryable`` for 5xx / 408 / 429
+    │   └── SignatureRejected        401/403 on a signed call; says how far our clock is from the market's
     └── WalletError                  keys, key files, addresses and signatures
         ├── InvalidAddress           an address string or byte form that does not parse (also a ValueError)
         └── KeyFileError             a key file that is missing, malformed, or readable by others
+
+Which errors are retried, per call (``market.client``):
+
+    call          retried inside the call                       never retried
+    poll, fetch   TransportError, Rejected.retryable (5xx,      other 4xx, ProtocolError (incl.
+                  408, 425, 429)                                ContentMismatch, ResponseTooLarge)
+    complete      the same, each try freshly signed; a 409      WorkGone (410); other 4xx; SignatureRejected
+                  after one of our own tries may have reached
+                  the market returns AlreadyAccepted (the
+                  market has the proof: not an error)
+    create_ask    nothing (one try): 429 → TooManyRequests;     a lost answer → AskOutcomeUnknown: the ask may
+                  the caller's loop backs off                   exist; it shows in poll's active_asks
+    withdraw      nothing (one try, like Curio)
+Every try of poll/fetch/complete has a wall-clock deadline (a server that trickles bytes cannot hold it open),
+and the retry budget counts the time spent in tries as well as the sleeps between them.
 
 httpx exceptions become TransportError in exactly one place (``market.client._http_errors``), chained with
 ``raise … from exc`` so the original stays in the traceback.
@@ -19,6 +36,7 @@ httpx exceptions become TransportError in exactly one place (``market.client._ht
 from __future__ import annotations
 
 __all__ = [
+    "AskOutcomeUnknown",
     "ContentMismatch",
     "InvalidAddress",
     "KeyFileError",
@@ -26,6 +44,7 @@ __all__ = [
     "ProtocolError",
     "Rejected",
     "ResponseTooLarge",
+    "SignatureRejected",
     "TooManyRequests",
     "TransportError",
     "WalletError",
@@ -41,7 +60,16 @@ class MarketError(Exception):
 
 
 class TransportError(MarketError):
-    """The request got no usable HTTP response (network failure or timeout); safe to retry."""
+    """The request got no usable HTTP response (network failure or timeout); safe to retry for idempotent
+    calls. ``maybe_delivered`` is False only when the request certainly never left (connect failures)."""
+
+    maybe_delivered: bool = True
+
+
+class AskOutcomeUnknown(TransportError):
+    """create_ask's request may have reached the market but its answer was lost: an ask may now exist that
+    the caller has no id for. It appears in the next poll's ``active_asks``; count it there (the agent's
+    request loop adopts such asks) instead of creating another one blindly."""
 
 
 class ProtocolError(MarketError):
@@ -109,3 +137,21 @@ class InvalidAddress(WalletError, ValueError):
 
 class KeyFileError(WalletError):
     """A key file that cannot be used: missing, malformed, of an unsupported type, or readable by others."""
+
+
+class SignatureRejected(Rejected):
+    """401/403 on a signed call. The market refuses signatures older than 60 s or more than 5 s ahead of its
+    clock, so the message states the clock offset measured from its ``Date`` headers when one is known."""
+
+    def __init__(
+        self, method: str, url: str, status: int, body: str, clock_offset_s: float | None = None
+    ) -> None:
+        super().__init__(method, url, status, body)
+        self.clock_offset_s = clock_offset_s
+        if clock_offset_s is not None and abs(clock_offset_s) >= 2:
+            way = "behind" if clock_offset_s > 0 else "ahead of"
+            self.args = (
+                f"{self.args[0]} (this host's clock is {abs(clock_offset_s):.0f} s {way} the market's, "
+                "by its Date header: the market refuses signatures older than 60 s or more than 5 s in the "
+                "future; fix the clock (NTP))",
+            )

@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import json
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -155,6 +156,20 @@ def verify_signature(address: Address, message: bytes, typed_signature: bytes) -
 # -- key files -------------------------------------------------------------------------------------------
 
 
+def _check_directory(directory: Path) -> None:
+    """Refuse a key directory that group or others may write: they could swap the key for theirs (payments
+    would go elsewhere) or plant a link. World-writable sticky directories like /tmp are refused too."""
+    try:
+        mode = stat.S_IMODE(os.stat(directory).st_mode)
+    except OSError as exc:
+        raise KeyFileError(f"cannot inspect key directory {directory}: {exc.strerror}") from None
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise KeyFileError(
+            f"key directory {directory} is writable by group or others (mode {mode:04o}); "
+            f"run: chmod go-w {directory}"
+        )
+
+
 def write_key_file(path: Path, wallet: Wallet) -> None:
     """Write the lotus export of ``wallet`` to ``path`` with mode 0600; never overwrite an existing file.
 
@@ -166,8 +181,13 @@ def write_key_file(path: Path, wallet: Wallet) -> None:
         raise KeyFileError(f"{path} already exists; refusing to overwrite a key file")
     parent = path.parent
     parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = parent / f".{path.name}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    _check_directory(parent)
+    # A name no earlier (crashed) run can have left behind: pid + random suffix.
+    tmp = parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise KeyFileError(f"cannot create a key file in {parent}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(wallet.export_lotus() + "\n")
@@ -188,6 +208,8 @@ def read_key_file(path: Path) -> Wallet:
     Refuses files that grant any permission to group or others: a key that others could read is compromised.
     """
     path = Path(path)
+    if path.parent.is_dir():
+        _check_directory(path.parent)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # O_NONBLOCK: a FIFO must not hang us
     except FileNotFoundError:

@@ -197,3 +197,44 @@ async def test_transient_submit_error_keeps_it_computed(store, work_bytes):
     m.complete_error = None
     row = await submit_one(m, store)
     assert row is not None and row.state is S.SUBMITTED
+
+
+async def test_already_accepted_outcome_marks_submitted_without_a_voucher(store, work_bytes):
+    from market.client import AlreadyAccepted
+
+    cid = _queue(store, work_bytes)
+    m = FakeMarket({cid: work_bytes})
+    await fetch_one(m, store)
+    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+
+    async def complete(request_cid: str, proof: bytes) -> AlreadyAccepted:
+        return AlreadyAccepted(request_cid, 409, "already submitted")
+
+    m.complete = complete  # type: ignore[method-assign]
+    c = StageCounters()
+    row = await submit_one(m, store, counters=c)
+    assert row is not None and row.state is S.SUBMITTED and c.already_accepted == 1 and store.payments() == []
+
+
+async def test_409_after_a_crash_between_submit_and_record(store, work_bytes):
+    """The process sent the proof, then died before storing the answer: on restart the row is still computed
+    with a submit attempt noted, and the market's 409 means it has the proof."""
+    cid = _queue(store, work_bytes)
+    m = FakeMarket({cid: work_bytes})
+    await fetch_one(m, store)
+    row = await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    assert row is not None
+    store.note_submit_attempt(row.row_id)  # what the dead process did before sending
+    m.complete_error = Rejected("POST", "http://m/complete", 409, "already submitted")
+    row = await submit_one(m, store)
+    assert row is not None and row.state is S.SUBMITTED and row.submit_attempts == 2
+
+
+async def test_409_without_an_earlier_submission_is_a_failure(store, work_bytes):
+    cid = _queue(store, work_bytes)
+    m = FakeMarket({cid: work_bytes})
+    await fetch_one(m, store)
+    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    m.complete_error = Rejected("POST", "http://m/complete", 409, "conflict")
+    row = await submit_one(m, store)
+    assert row is not None and row.state is S.FAILED
