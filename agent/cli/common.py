@@ -1,7 +1,12 @@
-"""Shared CLI pieces: exit codes, config loading, the 'not implemented yet' exit."""
+"""Shared CLI pieces: exit codes, config loading, argument parsing that fails in one line, output checks,
+the prover backend choice and the Numba kernel cache."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -15,9 +20,29 @@ EXIT_FAILURE = 1  # the command ran and its check failed (e.g. a proof did not v
 EXIT_USAGE = 2  # bad arguments or bad configuration
 EXIT_NOT_IMPLEMENTED = 3  # the command is part of the contract but not built yet
 
+U64 = 1 << 64
+
 ConfigOption = Annotated[
     Path | None,
     typer.Option("--config", "-c", help="TOML config file (default /etc/psagent/config.toml if present)."),
+]
+JsonOption = Annotated[
+    bool,
+    typer.Option("--json", help="Print the result as one JSON object on stdout (progress stays on stderr)."),
+]
+ForceOption = Annotated[bool, typer.Option("--force", help="Replace existing output.")]
+
+
+class Backend(StrEnum):
+    """Where the arithmetic runs; ``auto`` is CUDA when a GPU is usable, else the CPU."""
+
+    auto = "auto"
+    cuda = "cuda"
+    cpu = "cpu"
+
+
+BackendOption = Annotated[
+    Backend, typer.Option("--backend", help="auto (CUDA if a GPU is usable, else CPU), cuda or cpu.")
 ]
 
 
@@ -38,3 +63,136 @@ def settings_or_exit(config: Path | None) -> Settings:
         fail(str(exc), EXIT_USAGE)
     setup_logging(settings.logging.level, settings.logging.format)
     return settings
+
+
+def parse_hex(value: str, what: str, length: int = 32) -> bytes:
+    """``length`` bytes of hex (an optional 0x prefix), or exit 2 saying what is wrong with it."""
+    text = value[2:] if value.lower().startswith("0x") else value
+    if any(c not in "0123456789abcdefABCDEF" for c in text):
+        fail(f"{what} is not hex: {value[:80]!r}", EXIT_USAGE)
+    if len(text) % 2:
+        fail(f"{what} has an odd number of hex digits ({len(text)}): {length} bytes are {2 * length}",
+             EXIT_USAGE)
+    raw = bytes.fromhex(text)
+    if len(raw) != length:
+        fail(f"{what} must be {length} bytes ({2 * length} hex digits), got {len(raw)}", EXIT_USAGE)
+    return raw
+
+
+def parse_u64(value: int, what: str) -> int:
+    if not 0 <= value < U64:
+        fail(f"{what} must be an integer from 0 to 2^64-1, got {value}", EXIT_USAGE)
+    return value
+
+
+def parse_miner(value: str, what: str = "--miner") -> int:
+    """A miner actor id: ``1000``, ``f01000`` or ``t01000`` (an ID address), 0 ≤ id < 2^64."""
+    text = value.strip()
+    if len(text) > 2 and text[0] in "ft" and text[1] == "0":
+        text = text[2:]
+    if not text.isascii() or not text.isdigit():
+        fail(f"{what} must be an actor id such as 1000, f01000 or t01000, got {value[:80]!r}", EXIT_USAGE)
+    return parse_u64(int(text), what)
+
+
+def check_output_file(path: Path, force: bool, what: str = "--out") -> None:
+    """Refuse, before any work, an output file that cannot be written or would silently be replaced."""
+    if path.is_dir():
+        fail(f"{what} {path} is a directory", EXIT_USAGE)
+    if path.exists() and not force:
+        fail(f"{what} {path} exists (pass --force to replace it)", EXIT_USAGE)
+    parent = path.parent
+    if not parent.is_dir():
+        fail(f"{what} {path}: directory {parent} does not exist", EXIT_USAGE)
+    if not os.access(parent, os.W_OK):
+        fail(f"{what} {path}: directory {parent} is not writable", EXIT_USAGE)
+
+
+def check_output_dir(path: Path, force: bool, what: str = "--out") -> None:
+    """Refuse, before any work, an output directory that is a file or already holds data (unless forced)."""
+    if path.exists() and not path.is_dir():
+        fail(f"{what} {path} exists and is not a directory", EXIT_USAGE)
+    if path.is_dir() and any(path.iterdir()) and not force:
+        fail(f"{what} {path} is not empty (pass --force to replace its files)", EXIT_USAGE)
+    anchor = path
+    while not anchor.exists():
+        anchor = anchor.parent
+    if not os.access(anchor, os.W_OK):
+        fail(f"{what} {path}: {anchor} is not writable", EXIT_USAGE)
+
+
+def resolve_backend(backend: Backend) -> Backend:
+    """``auto`` becomes cuda or cpu; ``cuda`` without a usable GPU exits 2 before any work."""
+    if backend is Backend.cpu:
+        return backend
+    from gpu.device import devices
+
+    try:
+        usable = bool(devices())
+    except Exception:  # noqa: BLE001 - a driver that cannot enumerate devices means: no usable GPU
+        usable = False
+    if usable:
+        return Backend.cuda
+    if backend is Backend.cuda:
+        fail("--backend cuda: no usable CUDA GPU here (install the 'cuda' extra and a driver, "
+             "or use --backend cpu)", EXIT_USAGE)
+    return Backend.cpu
+
+
+# --- the Numba on-disk kernel cache -------------------------------------------------------------------------
+
+def _source_digest() -> str:
+    """A hash of the gpu and porep sources: Numba's cache key sees only the caching function's own file, not
+    the code it inlines, so every edit of these packages must get a fresh cache directory."""
+    from importlib.util import find_spec
+
+    h = hashlib.sha256()
+    for name in ("gpu", "porep"):  # located, not imported: numba must not be loaded yet
+        spec = find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(next(iter(spec.submodule_search_locations)))
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root.parent)).encode() + b"\0")
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def kernel_cache_dir() -> Path:
+    """``$PSAGENT_CACHE_DIR`` (else ``$XDG_CACHE_HOME/psagent``, else ``~/.cache/psagent``) /
+    ``numba/<version>-<source hash>-ptx<0|1>``: one directory per package version, source and PTX setting."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    base = os.environ.get("PSAGENT_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        base = str(Path(xdg) / "psagent")
+    try:
+        ver = version("psagent")
+    except PackageNotFoundError:
+        ver = "0"
+    ptx = "0" if os.environ.get("PSAGENT_PTX", "1") == "0" else "1"
+    return Path(base) / "numba" / f"{ver}-{_source_digest()}-ptx{ptx}"
+
+
+def enable_kernel_cache() -> None:
+    """Turn Numba's on-disk cache on for this process unless the user chose (PSAGENT_NUMBA_CACHE or
+    NUMBA_CACHE_DIR set). Must run before numba is imported: numba reads NUMBA_CACHE_DIR once."""
+    if "PSAGENT_NUMBA_CACHE" in os.environ or "NUMBA_CACHE_DIR" in os.environ:
+        return
+    try:
+        path = kernel_cache_dir()
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return  # no writable cache directory: compile every time, as before
+    os.environ["PSAGENT_NUMBA_CACHE"] = "1"
+    os.environ["NUMBA_CACHE_DIR"] = str(path)
+
+
+def announce_compilation() -> None:
+    """Say so on stderr when this command is about to fill an empty kernel cache (the silent seconds)."""
+    if os.environ.get("PSAGENT_NUMBA_CACHE") != "1":
+        return
+    d = os.environ.get("NUMBA_CACHE_DIR")
+    if d and (not Path(d).is_dir() or not any(Path(d).iterdir())):
+        print("psagent: compiling kernels (first run only)…", file=sys.stderr, flush=True)

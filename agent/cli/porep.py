@@ -20,7 +20,19 @@ from typing import Annotated, Any
 
 import typer
 
-from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
+from agent.cli.common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    ForceOption,
+    JsonOption,
+    announce_compilation,
+    check_output_dir,
+    check_output_file,
+    fail,
+    parse_hex,
+    parse_miner,
+    parse_u64,
+)
 
 c1_app = typer.Typer(help="C1 (commit phase 1) outputs: make and strictly check.", no_args_is_help=True)
 
@@ -31,14 +43,23 @@ class KeyOrderOpt(StrEnum):
 
 
 def _hex32(value: str, what: str) -> bytes:
-    text = value[2:] if value.lower().startswith("0x") else value
+    return parse_hex(value, what, 32)
+
+
+def _proof_type(name: str) -> Any:
+    """The proof type of a Rust name, or exit 2 listing the valid names."""
+    from porep.prooftypes import PROOF_TYPES, proof_type
+
     try:
-        raw = bytes.fromhex(text)
+        return proof_type(name)
     except ValueError:
-        fail(f"{what} is not hex: {value!r}", EXIT_USAGE)
-    if len(raw) != 32:
-        fail(f"{what} must be 32 bytes (64 hex digits), got {len(raw)}", EXIT_USAGE)
-    return raw
+        names = ", ".join(pt.name for pt in PROOF_TYPES)
+        fail(f"unknown proof type {name[:80]!r}; valid: {names}", EXIT_USAGE)
+
+
+MinerOption = Annotated[
+    str | None, typer.Option("--miner", help="Miner actor id: 1000, f01000 or t01000.")
+]
 
 
 @contextmanager
@@ -71,15 +92,22 @@ def _progress(enabled: bool) -> Iterator[Any]:
 @c1_app.command("make")
 def c1_make(
     directory: Annotated[Path, typer.Argument(help="A sealed test sector directory (psagent seal --out).")],
-    seed: Annotated[str, typer.Option(help="Interactive seed, 32 bytes hex.")],
-    out: Annotated[Path | None, typer.Option(help="Output file (default stdout).")] = None,
-    proofdata: Annotated[bool, typer.Option("--proofdata", help="Write the ProofData envelope.")] = False,
+    seed: Annotated[str, typer.Option(help="Interactive seed (the chain randomness), 32 bytes hex.")],
+    out: Annotated[Path | None, typer.Option(help="Output file (default: stdout).")] = None,
+    proofdata: Annotated[
+        bool, typer.Option("--proofdata", help="Write the market's ProofData envelope instead of a bare C1.")
+    ] = False,
     miner: Annotated[
-        int | None, typer.Option(help="SectorID.Miner for --proofdata (default: the miner given to seal).")
+        str | None,
+        typer.Option(
+            "--miner",
+            help="SectorID.Miner for --proofdata: 1000, f01000 or t01000 (default: the seal's miner).",
+        ),
     ] = None,
-    key_order: Annotated[KeyOrderOpt, typer.Option(help="C1 key order: Rust (serde) or Go (Curio).")] = (
+    key_order: Annotated[KeyOrderOpt, typer.Option(help="C1 key order: rust (serde) or go (Curio).")] = (
         KeyOrderOpt.rust
     ),
+    force: ForceOption = False,
 ) -> None:
     """Write the C1 JSON of a sealed test sector."""
     from porep.c1 import KeyOrder
@@ -88,10 +116,18 @@ def c1_make(
     from porep.vanilla_verify import verify_c1
 
     seed_b = _hex32(seed, "--seed")
+    actor = parse_miner(miner) if miner is not None else None
+    if out is not None:
+        check_output_file(out, force)
     try:
         sealed = SealedSector.load(directory)
     except (OSError, ValueError, KeyError) as exc:
         fail(f"cannot read sector directory {directory}: {exc}", EXIT_USAGE)
+    if proofdata and actor is None:
+        actor = sealed.info.miner
+        if actor is None:
+            fail("--proofdata needs the miner actor id: seal with --miner or pass --miner", EXIT_USAGE)
+    announce_compilation()
     t0 = time.perf_counter()
     c1 = make_c1(sealed, seed_b)
     info = sealed.info
@@ -105,41 +141,51 @@ def c1_make(
     if proofdata:
         from market.proofdata import ProofData, SectorID
 
-        actor = miner if miner is not None else info.miner
-        if actor is None:
-            fail("--proofdata needs the miner actor id: seal with --miner or pass --miner", EXIT_USAGE)
+        assert actor is not None
         raw = ProofData.encode(SectorID(actor, info.sector), porep=raw)
     if out is None:
         sys.stdout.buffer.write(raw)
         sys.stdout.buffer.flush()
     else:
-        out.write_bytes(raw)
+        try:
+            out.write_bytes(raw)
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror}", EXIT_USAGE)
         typer.echo(f"wrote {out} ({len(raw)} bytes, {time.perf_counter() - t0:.2f} s)", err=True)
 
 
 @c1_app.command("check")
 def c1_check(
-    file: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON.")],
-    miner: Annotated[int | None, typer.Option(help="Miner actor id (binds replica_id).")] = None,
-    sector: Annotated[int | None, typer.Option(help="Sector number (binds replica_id).")] = None,
+    file: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON; - reads stdin.")],
+    miner: Annotated[
+        str | None,
+        typer.Option("--miner", help="Miner actor id, 1000 or f01000 (binds replica_id; with --sector)."),
+    ] = None,
+    sector: Annotated[
+        int | None, typer.Option(help="Sector number (binds replica_id; with --miner).")
+    ] = None,
     prover_id: Annotated[str | None, typer.Option(help="32 bytes hex, instead of --miner.")] = None,
     porep_id: Annotated[
         str | None, typer.Option(help="32 bytes hex (test sectors with arbitrary ids).")
     ] = None,
+    json_out: JsonOption = False,
 ) -> None:
-    """Strict vanilla verification; exit 0 only if it passes."""
+    """Strict vanilla verification; exit 0 only if it passes, 1 if it does not."""
     from porep.c1 import C1FormatError, parse_c1
     from porep.ids import prover_id as make_prover_id
     from porep.vanilla_verify import CHECKS, verify_c1
 
-    try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        fail(f"cannot read {file}: {exc}", EXIT_USAGE)
+    if miner is not None and prover_id is not None:
+        fail("give --miner or --prover-id, not both", EXIT_USAGE)
     prover: bytes | None = _hex32(prover_id, "--prover-id") if prover_id is not None else None
     if prover is None and miner is not None:
-        prover = make_prover_id(miner)
-    number = sector
+        prover = make_prover_id(parse_miner(miner))
+    number = parse_u64(sector, "--sector") if sector is not None else None
+    porep_b = _hex32(porep_id, "--porep-id") if porep_id is not None else None
+    try:
+        raw = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_USAGE)
     if raw.lstrip().startswith(b'{"SectorID"') or b'"SectorID"' in raw[:200]:
         from market.errors import ProtocolError
         from market.proofdata import ProofData
@@ -160,43 +206,58 @@ def c1_check(
             c1 = parse_c1(raw)
         except C1FormatError as exc:
             fail(f"{file}: not a valid C1: {exc}")
+    if (prover is None) != (number is None):
+        given, missing = ("--sector", "--miner or --prover-id") if prover is None else ("--miner", "--sector")
+        fail(f"{given} binds the replica_id only together with {missing}: give both or neither", EXIT_USAGE)
+    announce_compilation()
     t0 = time.perf_counter()
-    report = verify_c1(
-        c1,
-        prover_id=prover,
-        sector=number,
-        porep_id=_hex32(porep_id, "--porep-id") if porep_id is not None else None,
-    )
+    report = verify_c1(c1, prover_id=prover, sector=number, porep_id=porep_b)
     elapsed = time.perf_counter() - t0
     for note in report.notes:
         typer.echo(f"note: {note}", err=True)
     pt = report.proof_type
-    if report.ok:
+    if not report.ok:
+        for f in report.failures[:50]:
+            typer.echo(f"FAIL {f}", err=True)
+        if len(report.failures) > 50:
+            typer.echo(f"… and {len(report.failures) - 50} more", err=True)
+    result = {
+        "ok": report.ok,
+        "proof": pt.name,
+        "partitions": pt.partitions,
+        "challenges_per_partition": pt.challenges_per_partition,
+        "checks": len(CHECKS),
+        "failed_checks": sorted(report.checks_failed()),
+        "failures": len(report.failures),
+        "notes": list(report.notes),
+        "seconds": round(elapsed, 3),
+    }
+    if json_out:
+        typer.echo(json.dumps(result))
+    elif report.ok:
         typer.echo(
             f"ok: {pt.name}, {pt.partitions} partition(s) x {pt.challenges_per_partition} challenges, "
             f"{len(CHECKS)} checks passed ({elapsed:.2f} s)"
         )
-        return
-    for f in report.failures[:50]:
-        typer.echo(f"FAIL {f}", err=True)
-    if len(report.failures) > 50:
-        typer.echo(f"… and {len(report.failures) - 50} more", err=True)
-    typer.echo(
-        json.dumps(
-            {"ok": False, "failed_checks": sorted(report.checks_failed()), "failures": len(report.failures)}
+    else:
+        typer.echo(
+            f"FAILED: {pt.name}, {len(report.failures)} failure(s) in check(s) "
+            f"{', '.join(result['failed_checks'])} ({elapsed:.2f} s)"  # type: ignore[arg-type]
         )
-    )
-    raise typer.Exit(EXIT_FAILURE)
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILURE)
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def seal(
-        registered_proof: Annotated[str, typer.Option(help="e.g. StackedDrg2KiBV1_1")],
+        registered_proof: Annotated[
+            str, typer.Option(help="Proof type, e.g. StackedDrg2KiBV1_1 or StackedDrg8MiBV1_1.")
+        ],
         sector: Annotated[int, typer.Option(help="Sector number.")],
-        ticket: Annotated[str, typer.Option(help="32 bytes hex.")],
-        out: Annotated[Path, typer.Option(help="Output directory.")],
-        miner: Annotated[int | None, typer.Option(help="Miner actor id.")] = None,
+        ticket: Annotated[str, typer.Option(help="Sealing ticket, 32 bytes hex.")],
+        out: Annotated[Path, typer.Option(help="Output directory (must be new or empty unless --force).")],
+        miner: MinerOption = None,
         prover_id: Annotated[str | None, typer.Option(help="32 bytes hex (overrides --miner).")] = None,
         porep_id: Annotated[str | None, typer.Option(help="32 bytes hex (overrides the derived id).")] = None,
         piece: Annotated[Path | None, typer.Option(help="Unpadded piece file.")] = None,
@@ -209,29 +270,28 @@ def register(app: typer.Typer) -> None:
         progress: Annotated[
             bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
         ] = True,
+        force: ForceOption = False,
+        json_out: JsonOption = False,
     ) -> None:
         """Seal a test sector (2KiB, 8MiB; 512MiB if you have the time)."""
         from porep.fr32 import unpadded_size
         from porep.ids import prover_id as make_prover_id
-        from porep.prooftypes import proof_type
         from porep.seal import seal as do_seal
 
-        try:
-            pt = proof_type(registered_proof)
-        except ValueError as exc:
-            fail(str(exc), EXIT_USAGE)
+        pt = _proof_type(registered_proof)
         if pt.tree.sub or pt.tree.top:
             fail(f"{pt.name}: only 2KiB, 8MiB and 512MiB sectors can be sealed here", EXIT_USAGE)
         if (piece is None) == (not random_piece):
             fail("give exactly one of --piece FILE and --random-piece", EXIT_USAGE)
+        actor = parse_miner(miner) if miner is not None else None
         if prover_id is not None:
             prover = _hex32(prover_id, "--prover-id")
-        elif miner is not None:
-            prover = make_prover_id(miner)
+        elif actor is not None:
+            prover = make_prover_id(actor)
         else:
             fail("give --miner or --prover-id", EXIT_USAGE)
-        if not 0 <= sector < 1 << 64:
-            fail("--sector must fit in a u64", EXIT_USAGE)
+        parse_u64(sector, "--sector")
+        check_output_dir(out, force)
         ticket_b = _hex32(ticket, "--ticket")
         porep = _hex32(porep_id, "--porep-id") if porep_id is not None else None
         cap = unpadded_size(pt.sector_size)
@@ -247,6 +307,7 @@ def register(app: typer.Typer) -> None:
                 )
         else:
             data = secrets.token_bytes(cap)
+        announce_compilation()
         t0 = time.perf_counter()
         with _progress(progress) as cb:
             sealed = do_seal(
@@ -256,16 +317,22 @@ def register(app: typer.Typer) -> None:
                 ticket_b,
                 piece=data,
                 porep_id=porep,
-                miner=miner if prover_id is None else None,
+                miner=actor if prover_id is None else None,
                 progress=cb,
                 parent_cache_dir=parent_cache,
             )
-        sealed.save(out)
+        try:
+            sealed.save(out)
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
         summary = sealed.info.to_json()
-        typer.echo(
-            f"sealed {pt.name} sector {sector} in {time.perf_counter() - t0:.1f} s → {out}: "
-            f"comm_d {summary['comm_d_cid']}, comm_r {summary['comm_r_cid']}",
-            err=True,
-        )
+        elapsed = time.perf_counter() - t0
+        if json_out:
+            typer.echo(json.dumps({"out": str(out), "seconds": round(elapsed, 3), **summary}))
+        else:
+            typer.echo(
+                f"sealed {pt.name} sector {sector} in {elapsed:.1f} s → {out}: "
+                f"comm_d {summary['comm_d_cid']}, comm_r {summary['comm_r_cid']}"
+            )
 
     app.add_typer(c1_app, name="c1")

@@ -87,12 +87,15 @@ def test_c1_make_and_check(sector_dir: Path, tmp_path: Path) -> None:
     proof["comm_r_last_proof"]["data"]["Single"]["path"]["path"][1]["hashes"][3][0] ^= 1
     bad = tmp_path / "bad.json"
     bad.write_bytes(json.dumps(doc, separators=(",", ":")).encode())
-    res = runner.invoke(
-        app, ["c1", "check", str(bad), "--prover-id", H(1), "--sector", "255", "--porep-id", H(0x80)]
-    )
+    args = ["c1", "check", str(bad), "--prover-id", H(1), "--sector", "255", "--porep-id", H(0x80)]
+    res = runner.invoke(app, args)
     assert res.exit_code == 1
     assert "partition 0, challenge 1" in res.stderr and "tree_r.path" in res.stderr
-    assert json.loads(res.stdout.strip().splitlines()[-1])["failed_checks"] == ["tree_r.path"]
+    assert res.stdout.startswith("FAILED: StackedDrg2KiBV1_1") and "tree_r.path" in res.stdout
+    res = runner.invoke(app, [*args, "--json"])  # the same verdict as one JSON object
+    assert res.exit_code == 1
+    verdict = json.loads(res.stdout)
+    assert verdict["ok"] is False and verdict["failed_checks"] == ["tree_r.path"]
     garbage = tmp_path / "garbage.json"
     garbage.write_text('{"registered_proof":"StackedDrg2KiBV1_1"}')
     assert runner.invoke(app, ["c1", "check", str(garbage)]).exit_code == 1
