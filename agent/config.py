@@ -12,7 +12,7 @@ import os
 import tomllib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -51,13 +51,37 @@ class MarketConfig(_Section):
             raise ValueError("must start with http:// or https://")
         return v.rstrip("/")
 
+    @field_validator("wallet")
+    @classmethod
+    def _wallet(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from market.address import Protocol, parse_address
+
+        try:
+            addr = parse_address(v)
+        except ValueError as exc:
+            raise ValueError(f"not a Filecoin address ({exc})") from None
+        if addr.protocol != Protocol.SECP256K1:
+            raise ValueError(f"{v!r} is not a secp256k1 (f1…) address, the only kind a provider key has")
+        return v
+
+    @field_validator("price_fil", mode="before")
+    @classmethod
+    def _price_quoted(cls, v: Any) -> Any:
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            raise ValueError(f'quote the price (a decimal string, exact to the nanoFIL): price_fil = "{v}"')
+        return v
+
     @field_validator("price_fil")
     @classmethod
     def _price(cls, v: str) -> str:
         try:
             d = Decimal(v)
-        except InvalidOperation as exc:
-            raise ValueError(f"not a decimal FIL amount: {v!r}") from exc
+        except InvalidOperation:
+            raise ValueError(f"not a decimal FIL amount: {v[:40]!r}") from None
+        if not d.is_finite():
+            raise ValueError(f"not a finite FIL amount: {v[:40]!r}")
         if d <= 0 or d > 1:
             raise ValueError("must be > 0 and <= 1 FIL (the market's maximum price)")
         atto = d * ATTO_PER_FIL
@@ -78,7 +102,7 @@ class MarketConfig(_Section):
 
 class ProverConfig(_Section):
     backend: Literal["auto", "cuda", "cpu"] = "auto"
-    devices: list[int] | Literal["all"] = "all"
+    devices: list[Annotated[int, Field(ge=0)]] | Literal["all"] = "all"
     partition_workers: int = Field(default=1, ge=1)
     memory_budget_gib: float = Field(default=0.0, ge=0)  # 0 = size from the device
     params_dir: Path = Path("/var/lib/psagent/params")
@@ -148,15 +172,59 @@ class Settings(BaseSettings):
         return (env_settings, init_settings)
 
 
+def _our_words(error: Any) -> str:
+    """Pydantic's message for one error, said the way this project says it (no "Input should be")."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "value_error" and "error" in ctx:
+        return str(ctx["error"])
+    if kind == "string_type":
+        return "must be a quoted string"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "must be a whole number"
+    if kind in ("float_parsing", "float_type"):
+        return "must be a number"
+    if kind in ("bool_parsing", "bool_type"):
+        return "must be true or false"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
+        return f"must be {op[kind]} {next(iter(ctx.values()))}"
+    if kind in ("model_type", "dict_type"):
+        return "must be a table ([section])"
+    msg = str(error["msg"])
+    return msg.replace("Input should be", "must be").replace("Value error, ", "")
+
+
 def _error_line(err: ValidationError, source: str) -> str:
-    first = err.errors()[0]
-    key = ".".join(str(p) for p in first["loc"]) or "<root>"
-    msg = first["msg"]
-    if first["type"] == "extra_forbidden":
-        msg = "unknown key"
+    errors = err.errors()
+    first = errors[0]
+    loc = [str(p) for p in first["loc"]]
+    # A union (devices = "all" or a list) reports its failed branch in the location: keep the key only.
+    while loc and (loc[-1].startswith(("list[", "literal[")) or loc[-1].isdigit()):
+        loc.pop()
+    key = ".".join(loc) or "<root>"
+    msg = _our_words(first)
+    if key == "prover.devices":
+        msg = 'must be "all" or a list of device ordinals >= 0, e.g. [0, 1]'
     more = len(err.errors()) - 1
     tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"invalid configuration in {source}: {key}: {msg}{tail}"
+
+
+def _check_environment() -> None:
+    """``PSAGENT_<SECTION>__<KEY>`` with an unknown section would be silently ignored (pydantic-settings
+    only reads the names it knows), while an unknown key in a known section is refused: refuse both."""
+    sections = sorted(Settings.model_fields)
+    for name in sorted(os.environ):
+        if not name.startswith("PSAGENT_") or "__" not in name:
+            continue
+        section = name[len("PSAGENT_"):].split("__", 1)[0].lower()
+        if section not in sections:
+            raise ConfigError(
+                f"invalid configuration in environment: {name}: unknown section {section!r} "
+                f"(sections: {', '.join(sections)})"
+            )
 
 
 def load_settings(path: Path | None = None) -> Settings:
@@ -179,6 +247,7 @@ def load_settings(path: Path | None = None) -> Settings:
             raise ConfigError(f"invalid TOML in {path}: {exc}") from None
         except OSError as exc:
             raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
+    _check_environment()
     try:
         return Settings(**data)
     except ValidationError as exc:

@@ -97,3 +97,67 @@ def test_example_config_is_complete_and_valid() -> None:
     }
     assert _keys(data) == model_keys, "config.example.toml must document every knob, and only real ones"
     assert s.market.price_attofil > 0
+
+
+@pytest.mark.parametrize("price", ["NaN", "sNaN", "Infinity", "-Infinity"])
+def test_non_finite_price_is_one_line(tmp_path: Path, price: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        load_settings(write(tmp_path, f'[market]\nprice_fil = "{price}"\n'))
+    assert str(ei.value).endswith(f"market.price_fil: not a finite FIL amount: {price!r}")
+
+
+def test_unquoted_price_says_quote_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as ei:
+        load_settings(write(tmp_path, "[market]\nprice_fil = 0.005\n"))
+    assert 'quote the price' in str(ei.value) and 'price_fil = "0.005"' in str(ei.value)
+    assert "Input should" not in str(ei.value) and "Value error" not in str(ei.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[market]\nlow_water = -1\n", "market.low_water: must be >= 0"),
+        ('[market]\nlow_water = "x"\n', "market.low_water: must be a whole number"),
+        ('[prover]\nbackend = "tpu"\n', "prover.backend: must be 'auto', 'cuda' or 'cpu'"),
+        ("[prover]\ndevices = [0, -1]\n", 'prover.devices: must be "all" or a list of device ordinals >= 0'),
+        ('[market]\nwallet = "f1notanaddress"\n', "market.wallet: not a Filecoin address"),
+        ('[market]\nwallet = "f01000"\n', "market.wallet: 'f01000' is not a secp256k1 (f1…) address"),
+    ],
+)
+def test_messages_in_our_words(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        load_settings(write(tmp_path, text))
+    assert expected in str(ei.value) and "\n" not in str(ei.value)
+    assert "Input should" not in str(ei.value)
+
+
+def test_misspelled_environment_section_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PSAGENT_MARKTE__PRICE_FIL", "0.004")
+    with pytest.raises(ConfigError) as ei:
+        load_settings(write(tmp_path, ""))
+    assert "PSAGENT_MARKTE__PRICE_FIL: unknown section 'markte'" in str(ei.value)
+    monkeypatch.delenv("PSAGENT_MARKTE__PRICE_FIL")
+    monkeypatch.setenv("PSAGENT_MARKET__PRICE_FLI", "0.004")  # a misspelled key was and is refused
+    with pytest.raises(ConfigError, match="price_fli"):
+        load_settings(write(tmp_path, ""))
+
+
+def test_example_values_are_defaults_unless_marked() -> None:
+    """A value in config.example.toml either is the default or its comment says "Example value"."""
+    defaults = Settings()
+    section = ""
+    comment: list[str] = []
+    for line in (REPO / "config.example.toml").read_text().splitlines():
+        if line.startswith("["):
+            section, comment = line.strip("[]"), []
+        elif line.startswith("#"):
+            comment.append(line)
+        elif "=" in line:
+            key = line.split("=", 1)[0].strip()
+            value = tomllib.loads(line)[key]
+            default = getattr(getattr(defaults, section), key)
+            marked = any("Example value" in c for c in comment)
+            same = str(default) == str(value) or default == value
+            assert same or marked, f"{section}.{key} = {value!r} is not the default {default!r}"
+            assert not (same and marked), f"{section}.{key} is the default but marked as an example"
+            comment = []
