@@ -34,11 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
-from gpu.groth16.r1cs import CSR, R1CS
+if TYPE_CHECKING:
+    from gpu.groth16.r1cs import R1CS
 
 R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 ONE = -1
@@ -240,6 +241,8 @@ class ConstraintSystem:
     def to_r1cs(self) -> R1CS:
         """The recorded rows as gpu.groth16's R1CS (unified numbering, canonical coefficients, columns
         sorted within each row: inputs ascending, then aux ascending — bellpepper's LC order)."""
+        from gpu.groth16.r1cs import CSR, R1CS
+
         if not self.record:
             raise ValueError("rows are not recorded")
         mats = []
