@@ -122,16 +122,18 @@ def check_output_dir(path: Path, force: bool, what: str = "--out") -> None:
 
 
 def resolve_backend(backend: Backend) -> Backend:
-    """``auto`` becomes cuda or cpu; ``cuda`` without a usable GPU exits 2 before any work."""
+    """``auto`` becomes cuda when a real GPU is usable, else cpu; ``cuda`` without a usable GPU exits 2 before
+    any work. The CUDA simulator (NUMBA_ENABLE_CUDASIM=1) serves an explicit ``cuda`` but never ``auto``: it
+    runs kernels as Python, far slower than the CPU backend."""
     if backend is Backend.cpu:
         return backend
     from gpu.device import devices
 
     try:
-        usable = bool(devices())
+        found = devices()
     except Exception:  # noqa: BLE001 - a driver that cannot enumerate devices means: no usable GPU
-        usable = False
-    if usable:
+        found = []
+    if found and (backend is Backend.cuda or any(not d.simulated for d in found)):
         return Backend.cuda
     if backend is Backend.cuda:
         fail("--backend cuda: no usable CUDA GPU here (install the 'cuda' extra and a driver, "

@@ -74,7 +74,7 @@ def test_bench_prove_export_verifies_independently(tmp_path: Path) -> None:
             "0",
             "--export",
             str(out),
-            "--json",
+            "--json-out",
             str(tmp_path / "r.json"),
         ],
     )
@@ -114,7 +114,7 @@ def test_bench_prove_batches_of_circuits(tmp_path: Path) -> None:
     res = runner.invoke(
         app,
         ["bench", "prove", "--synthetic-constraints", "200", "--reps", "2", "--warmup", "0"]
-        + ["--circuits", "3", "--json", str(tmp_path / "r.json")],
+        + ["--circuits", "3", "--json-out", str(tmp_path / "r.json")],
     )
     assert res.exit_code == 0, res.output
     assert "verified 6/6" in res.output and "batches of 3 circuits" in res.output

@@ -42,13 +42,13 @@ def test_benchmark_report_and_cli(tmp_path: Path) -> None:
     c1_file, out = tmp_path / "c1.json", tmp_path / "r.json"
     c1_file.write_bytes(raw)
     runner = CliRunner()
-    args = ["bench", "c1-parse", "--file", str(c1_file), "--repeat", "1", "--json", str(out)]
+    args = ["bench", "c1-parse", str(c1_file), "--reps", "1", "--json-out", str(out)]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text())["identical"] is True
-    res = runner.invoke(app, ["bench", "c1-parse", "--generate", "2KiB", "--order", "rust", "--repeat", "1"])
+    res = runner.invoke(app, ["bench", "c1-parse", "--generate", "2KiB", "--key-order", "rust", "--reps", "1"])
     assert res.exit_code == 0 and "StackedDrg2KiBV1_1, rust key order" in res.output
     c1_file.write_bytes(raw.replace(b'"seed":[', b'"seed": ['))
-    res = runner.invoke(app, ["bench", "c1-parse", "--file", str(c1_file)])
+    res = runner.invoke(app, ["bench", "c1-parse", str(c1_file)])
     assert res.exit_code == 1 and "not byte-exact" in res.output
     assert runner.invoke(app, ["bench", "c1-parse"]).exit_code == 2
