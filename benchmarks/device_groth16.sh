@@ -66,7 +66,7 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
                    tests/gpu/test_groth16_prove.py ${TESTS_EXTRA:-} ${TESTS_NTT-tests/gpu/test_ntt.py} \
                    -k "${TESTS_K:-cuda or large or upload or batch or pinned}" \
                    --durations=15 ;;
-        ab) for v in 0 1; do  # PTX carry-chain Montgomery product off/on (gpu.montgomery_ptx); own Numba caches
+        ab) for v in 0 1; do  # PTX carry-chain Montgomery product off/on (gpu.arith.montgomery_ptx); own Numba caches
                 run field$v 90 env PSAGENT_PTX=$v NUMBA_CACHE_DIR=/tmp/psagent-ab$v python3 benchmarks/gpu_bench.py \
                     field --json "$WORK/field$v.json"
                 run madd$v 90 env PSAGENT_PTX=$v NUMBA_CACHE_DIR=/tmp/psagent-ab$v python3 benchmarks/madd_quick.py 20 32

@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from numba import njit  # noqa: E402
 
-from gpu.cpupool import parallel_for  # noqa: E402
-from gpu.cudashim import cache_enabled  # noqa: E402
+from gpu.arith.cpupool import parallel_for  # noqa: E402
+from gpu.arith.cudashim import cache_enabled  # noqa: E402
 from gpu.curves import G1, G2  # noqa: E402
 from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_from_affine, xyzz_mul_small  # noqa: E402
-from gpu.fields import P_MODULUS, R_MODULUS, fq_decode, fq_encode, fr_decode, fr_encode  # noqa: E402
+from gpu.arith.fields import P_MODULUS, R_MODULUS, fq_decode, fq_encode, fr_decode, fr_encode  # noqa: E402
 
 
 def log(*a: Any) -> None:
@@ -107,7 +107,7 @@ def bench_field(backend: str = "cuda", log2n: int = 20, reps: int = 7) -> dict[s
         n = 1 << log2n
         xs = [int(v) for v in rng.integers(1, 1 << 62, size=8)]
         enc, dec = (fr_encode, fr_decode) if name == "fr" else (fq_encode, fq_decode)
-        from gpu import fields as F
+        from gpu.arith import fields as F
 
         a = F.__dict__[f"{name}_to_mont"](F.__dict__[f"{name}_random"](n, rng))
         b = F.__dict__[f"{name}_to_mont"](F.__dict__[f"{name}_random"](n, rng))
@@ -216,7 +216,7 @@ def expected_msm(scalars: np.ndarray, p0b: Any, qb: Any, period: int) -> Any:
 
 
 def random_scalars(n: int, kind: str, rng: np.random.Generator) -> np.ndarray:
-    from gpu.fields import fr_random
+    from gpu.arith.fields import fr_random
 
     if kind == "bits":
         s = np.zeros((n, 8), dtype=np.uint32)

@@ -1,5 +1,5 @@
 """NTT / H-step / Groth16-prove benchmarks without the CLI's dependencies (typer, pydantic), for the GPU
-machine: the same code as `psagent bench ntt` / `psagent bench prove` (gpu.ntt.bench, gpu.groth16.bench).
+machine: the same code as `psagent bench ntt` / `psagent bench prove` (gpu.bench.ntt, gpu.bench.groth16).
 
   python benchmarks/groth16_bench.py ntt --backend cuda --sizes 20,22,24,27 --h-step --json out.json
   python benchmarks/groth16_bench.py prove --backend cuda --constraints 1048560 --real-setup --export DIR
@@ -51,7 +51,7 @@ def main() -> int:
     ok = True
     if a.cmd == "ntt":
         from gpu.ntt import Order
-        from gpu.ntt.bench import bench_h_step, bench_ntt, format_rows
+        from gpu.bench.ntt import bench_h_step, bench_ntt, format_rows
 
         rows = []
         for logn in [int(x) for x in a.sizes.split(",")]:
@@ -65,7 +65,7 @@ def main() -> int:
                 Path(a.json).write_text(json.dumps(rows, indent=1) + "\n")
         ok = not any("MISMATCH" in r["check"] for r in rows)
     else:
-        from gpu.groth16.bench import bench_prove, format_row
+        from gpu.bench.groth16 import bench_prove, format_row
 
         row = bench_prove(a.constraints, backend=a.backend, reps=a.reps, warmup=a.warmup,
                           public_inputs=a.public_inputs, seed=a.seed, pseudo_random=a.fake,

@@ -29,7 +29,7 @@ def main() -> None:
     args = ap.parse_args()
 
     t_start = time.perf_counter()
-    from gpu.cpupool import cpu_threads
+    from gpu.arith.cpupool import cpu_threads
     from porep.fr32 import unpadded_size
     from porep.ids import prover_id
     from porep.prooftypes import proof_type

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from gpu.cudashim import simulator
+from gpu.arith.cudashim import simulator
 
 _locks: dict[int, threading.RLock] = {}
 _locks_guard = threading.Lock()

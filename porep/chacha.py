@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gpu.cudashim import cache_enabled
+from gpu.arith.cudashim import cache_enabled
 
 SIGMA = np.frombuffer(b"expand 32-byte k", dtype="<u4").astype(np.uint32)
 

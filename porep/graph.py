@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled
 from porep.chacha import SIGMA, block, chacha8_rng_words
 from porep.prooftypes import DRG_DEGREE, EXP_DEGREE, ProofType
 

@@ -1,4 +1,4 @@
-"""Poseidon for many inputs at once (Numba, CPU threads), on gpu.fields' Montgomery Fr arithmetic.
+"""Poseidon for many inputs at once (Numba, CPU threads), on gpu.arith.fields' Montgomery Fr arithmetic.
 
 Tree C (a column hash per node), tree R_last and tree C (arity-8 trees over 2^18 leaves for 8MiB) and
 vanilla verification hash tens of thousands to hundreds of thousands of nodes; the Python-int reference
@@ -16,9 +16,9 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled
-from gpu.fields import (
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled
+from gpu.arith.fields import (
     fr_add,
     fr_encode,
     fr_from_mont,

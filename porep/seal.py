@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu.fields import fr_add_batch, fr_sub_batch
+from gpu.arith.fields import fr_add_batch, fr_sub_batch
 from porep.commcid import comm_d_to_cid, comm_r_to_cid
 from porep.fr32 import pad_to_sector
 from porep.graph import StackedGraph, graph

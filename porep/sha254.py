@@ -65,7 +65,13 @@ def zero_comm(padded_size: int) -> bytes:
 
 
 def comm_d(padded: bytes | np.ndarray) -> bytes:
-    """Root of tree D over fr32-padded data whose length is a power of two ≥ 32."""
-    from porep.merkle import build_tree_d
-
-    return build_tree_d(padded).root
+    """Root of tree D over fr32-padded data whose length is a power of two ≥ 32 (levels not kept: the
+    whole tree is porep.merkle.build_tree_d, which builds on this module)."""
+    level = np.frombuffer(bytes(padded), dtype=np.uint8) if not isinstance(padded, np.ndarray) else padded
+    level = np.ascontiguousarray(level, dtype=np.uint8).reshape(-1, NODE)
+    n = level.shape[0]
+    if n == 0 or n & (n - 1):
+        raise ValueError(f"{n} leaves is not a power of 2")
+    while level.shape[0] > 1:
+        level = hash_pairs(level)
+    return level[0].tobytes()

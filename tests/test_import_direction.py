@@ -1,7 +1,12 @@
-"""The dependency direction is a contract (docs/architecture.md): agent → market/porep → gpu, nothing upward.
+"""The dependency direction is a contract (docs/architecture.md, the layer map in gpu/__init__.py), checked
+module by module over every import (function-local and TYPE_CHECKING ones included, relative ones resolved),
+so a violation fails even if it sits in code no other test executes:
 
-Checked statically over every module's imports (including function-local and TYPE_CHECKING imports),
-so a violation fails even if it sits in code no other test executes.
+* packages: agent → market/porep → gpu, nothing upward; market proper does not use gpu (market.mock may);
+* porep uses only gpu's arithmetic layer (gpu.arith); porep.circuit may also use gpu.groth16's R1CS/prover;
+* inside gpu a module imports its own part and lower layers only (gpu.arith < curves/device/transfer <
+  ntt/msm < groth16 < bench), never a sibling part or anything above;
+* no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
 from __future__ import annotations
@@ -12,45 +17,212 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-OURS = {"agent", "market", "porep", "gpu"}
-FORBIDDEN = {
-    "gpu": {"agent", "market", "porep"},
-    "porep": {"agent", "market"},
-    "market": {"agent"},
-    "agent": set(),
+OURS = ("agent", "market", "porep", "gpu")
+FORBIDDEN = {"gpu": {"agent", "market", "porep"}, "porep": {"agent", "market"}, "market": {"agent"}, "agent": set()}
+
+# gpu's layers (gpu/__init__.py): the longest matching prefix names a part and its rank.
+GPU_RANK = {
+    "gpu": (0,),
+    "gpu.arith.cudashim": (0, 0),
+    "gpu.arith.cpupool": (0, 0),
+    "gpu.arith.montgomery_ptx": (0, 0),
+    "gpu.arith._generated": (0, 1),
+    "gpu.arith.fields": (0, 2),
+    "gpu.arith": (0, 3),
+    "gpu.curves": (1,),
+    "gpu.device": (1,),
+    "gpu.transfer": (1,),
+    "gpu.ntt": (2,),
+    "gpu.msm": (2,),
+    "gpu.groth16": (3,),
+    "gpu.bench": (4,),
+    "gpu.codegen": (4,),
 }
-# market.mock may use gpu (it checks proofs); market proper may import porep but not gpu.
-EXTRA_FORBIDDEN = {"market": {"gpu"}}
+PUBLIC_GPU_FOR_POREP = ("gpu.arith",)
+PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.groth16.r1cs", "gpu.groth16.prover")
 
 
-def imported_packages(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+def _under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    """Every module of ours under ``root``: dotted name → file (``pkg/__init__.py`` is ``pkg``)."""
+    out: dict[str, Path] = {}
+    for top in OURS:
+        for f in sorted((root / top).rglob("*.py")):
+            parts = list(f.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = f
+    return out
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The modules of ours that ``name`` (at ``path``) imports; ``from a import b`` counts as ``a.b`` when that
+    is a module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    return found & OURS
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for a in node.names:
+                sub = f"{module}.{a.name}"
+                found.add(sub if sub in known else module)
+    return {m for m in found if m.split(".")[0] in OURS}
 
 
-@pytest.mark.parametrize("package", sorted(OURS))
-def test_no_upward_imports(package: str) -> None:
-    files = sorted((REPO / package).rglob("*.py"))
-    assert files, f"package {package} has no modules"
-    bad = []
-    for f in files:
-        rel = f.relative_to(REPO)
-        forbidden = set(FORBIDDEN[package])
-        if package == "market" and not rel.parts[1].startswith("mock"):
-            forbidden |= EXTRA_FORBIDDEN["market"]
-        hits = imported_packages(f) & forbidden
-        if hits:
-            bad.append(f"{rel} imports {sorted(hits)}")
+def _gpu_part(module: str) -> str:
+    return max((p for p in GPU_RANK if _under(module, (p,))), key=len)
+
+
+def rule_broken(importer: str, imported: str) -> str | None:
+    """Why ``importer`` may not import ``imported``, or None."""
+    src, dst = importer.split(".")[0], imported.split(".")[0]
+    if dst in FORBIDDEN[src]:
+        return f"{src} must not import {dst}"
+    if src == "market" and dst == "gpu" and not _under(importer, ("market.mock",)):
+        return "market proper must not import gpu (market.mock may)"
+    if src == "porep" and dst == "gpu":
+        allowed = PUBLIC_GPU_FOR_CIRCUIT if _under(importer, ("porep.circuit",)) else PUBLIC_GPU_FOR_POREP
+        if not _under(imported, allowed):
+            return f"porep may import only {', '.join(allowed)} of gpu"
+    if src == "gpu" and dst == "gpu":
+        a, b = _gpu_part(importer), _gpu_part(imported)
+        if a != b and not GPU_RANK[b] < GPU_RANK[a]:
+            return f"{a} (layer {GPU_RANK[a]}) must not import {b} (layer {GPU_RANK[b]})"
+    return None
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def violations(root: Path) -> list[str]:
+    """Every broken rule and every import cycle among the modules under ``root``."""
+    mods = module_names(root)
+    known = set(mods)
+    bad: list[str] = []
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        deps = imports_of(name, path, known)
+        for dep in sorted(deps):
+            why = rule_broken(name, dep)
+            if why:
+                bad.append(f"{path.relative_to(root)}: imports {dep}: {why}")
+        # a submodule importing its own package (or a package its submodule) is not a cycle worth reporting
+        graph[name] = {
+            d for d in deps if d in known and not d.startswith(name + ".") and not name.startswith(d + ".")
+        }
+    bad += [f"import cycle: {' ↔ '.join(c)}" for c in cycles(graph)]
+    return bad
+
+
+def test_the_tree_keeps_the_rules() -> None:
+    assert len(module_names(REPO)) > 100
+    bad = violations(REPO)
     assert not bad, "dependency direction violated:\n" + "\n".join(bad)
 
 
-def test_checker_catches_a_violation(tmp_path: Path) -> None:
-    f = tmp_path / "m.py"
-    f.write_text("def f():\n    from agent.config import Settings\n    import porep.x\n")
-    assert imported_packages(f) == {"agent", "porep"}
+PLANTED = {
+    "gpu/ntt/bad.py": ("from gpu.groth16.prover import prove\n", "gpu.ntt (layer (2,)) must not import gpu.groth16"),
+    "gpu/msm/side.py": ("def f():\n    import gpu.ntt.tables\n", "gpu.msm (layer (2,)) must not import gpu.ntt"),
+    "gpu/arith/fields/up.py": ("from gpu.curves import g1\n", "must not import gpu.curves"),
+    "gpu/curves/rel.py": ("from ..groth16 import params\n", "must not import gpu.groth16"),
+    "porep/x.py": ("from gpu.msm import msm\n", "porep may import only gpu.arith of gpu"),
+    "porep/circuit/y.py": ("from gpu.groth16 import verifier\n", "porep may import only gpu.arith, gpu.groth16.r1cs"),
+    "market/z.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gpu\n", "market proper"),
+    "gpu/w.py": ("import agent.cli\n", "gpu must not import agent"),
+}
+ALLOWED = {
+    "porep/ok.py": "from gpu.arith.fields import fr_add\nfrom porep import merkle\n",
+    "porep/circuit/ok.py": "from gpu.groth16.r1cs import R1CS\nfrom gpu.arith import cpupool\n",
+    "market/mock/ok.py": "from gpu.groth16 import verifier\nimport porep\n",
+    "gpu/groth16/ok.py": "from gpu.msm import msm\nfrom gpu.arith.fields import fr_add\nfrom . import r1cs\n",
+    "agent/ok.py": "import gpu.groth16.prover\nimport market\n",
+}
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for top in OURS:
+        (tmp_path / top).mkdir(exist_ok=True)
+        (tmp_path / top / "__init__.py").touch()
+    for rel, text in files.items():
+        f = tmp_path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        for d in f.relative_to(tmp_path).parents:
+            if str(d) != "." and not (tmp_path / d / "__init__.py").exists():
+                (tmp_path / d / "__init__.py").touch()
+        f.write_text(text)
+    # the modules the planted files name, so that ``from a import b`` resolves like in the real tree
+    for rel in ("gpu/groth16/prover.py", "gpu/groth16/r1cs.py", "gpu/groth16/verifier.py",
+                "gpu/groth16/params.py", "gpu/ntt/tables.py", "gpu/msm/__init__.py", "gpu/curves/g1.py",
+                "gpu/arith/fields/__init__.py", "gpu/arith/cpupool.py", "porep/merkle.py", "agent/cli/__init__.py"):
+        f = tmp_path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        for d in f.relative_to(tmp_path).parents:
+            if str(d) != ".":
+                (tmp_path / d / "__init__.py").touch()
+        f.touch()
+    return tmp_path
+
+
+@pytest.mark.parametrize("rel", sorted(PLANTED))
+def test_a_planted_violation_fails(tmp_path: Path, rel: str) -> None:
+    text, why = PLANTED[rel]
+    bad = violations(_tree(tmp_path, {rel: text}))
+    assert len(bad) == 1 and bad[0].startswith(rel) and why in bad[0], bad
+
+
+def test_allowed_imports_pass(tmp_path: Path) -> None:
+    assert violations(_tree(tmp_path, ALLOWED)) == []
+
+
+def test_a_planted_cycle_fails(tmp_path: Path) -> None:
+    tree = _tree(tmp_path, {"porep/a.py": "def f():\n    from porep import b\n", "porep/b.py": "import porep.a\n"})
+    assert violations(tree) == ["import cycle: porep.a ↔ porep.b"]

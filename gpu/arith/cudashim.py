@@ -67,7 +67,7 @@ def cache_enabled() -> bool:
 
     Off by default: Numba's cache is keyed on the caching function's own file only, so a kernel cached before
     an edit of the field code it inlines would be reused stale (numba/numba#8888). The GPU suite turns it on
-    with a fresh NUMBA_CACHE_DIR. Nor does the key see PSAGENT_PTX (gpu.montgomery_ptx): one cache
+    with a fresh NUMBA_CACHE_DIR. Nor does the key see PSAGENT_PTX (gpu.arith.montgomery_ptx): one cache
     directory per setting.
     """
     return os.environ.get("PSAGENT_NUMBA_CACHE") == "1"
@@ -83,7 +83,7 @@ def jitable(fn: F) -> F:
 
 def jitable_cuda(make_cuda: Callable[[], Callable[..., Any] | None]) -> Callable[[F], F]:
     """Like :func:`jitable`, but CUDA kernels get ``make_cuda()`` instead of ``fn`` when it returns a function
-    (a hand-written PTX version, gpu.montgomery_ptx): the Python definition stays the CPU's and the
+    (a hand-written PTX version, gpu.arith.montgomery_ptx): the Python definition stays the CPU's and the
     simulator's, and the real-GPU tests compare the two bit for bit."""
 
     def wrap(fn: F) -> F:

@@ -1,6 +1,6 @@
 """Montgomery multiplication as one PTX block with hardware carry chains, for the CUDA target only.
 
-Why: the generated limb code (gpu/_generated) spells each 32x32->64 step as uint64 arithmetic; PTX's
+Why: the generated limb code (gpu/arith/_generated) spells each 32x32->64 step as uint64 arithmetic; PTX's
 ``mad.lo.cc`` / ``madc.hi.cc`` keep the carry in the flag register. Measured on the H200 (BENCHMARKS.md): the
 multiply throughput is the same either way (the integer multiply rate is the bound), but the kernels are half
 the PTX, use fewer registers and compile 3-6x faster (first 2^27 prove 47 s instead of 173 s).
@@ -11,7 +11,7 @@ in a second), ``m = t_0*inv``, ``t += m*p`` (two chains), drop the zero low word
 borrow chain picks the reduced result. Inputs and output are fully reduced, exactly as for the generated
 functions, so the two are interchangeable bit for bit (the real-GPU tests compare them).
 
-The simulator cannot run PTX; :func:`gpu.cudashim.jitable_cuda` keeps the Python definition there and on the
+The simulator cannot run PTX; :func:`gpu.arith.cudashim.jitable_cuda` keeps the Python definition there and on the
 CPU. ``PSAGENT_PTX=0`` turns this path off (for A/B timings).
 """
 

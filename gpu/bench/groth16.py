@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from gpu.curves import G1, G2
-from gpu.fields.constants import R_MODULUS
+from gpu.arith.fields.constants import R_MODULUS
 from gpu.groth16.params import Parameters, VerifyingKey
 from gpu.groth16.prover import Assignment, ProvingKey, prove
 from gpu.groth16.synthetic import SyntheticCircuit
@@ -32,7 +32,7 @@ POOL_G2 = 1 << 12
 
 
 def _pool(group: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-    from gpu.ntt.bench import random_fr
+    from gpu.bench.ntt import random_fr
 
     gen = np.ascontiguousarray(np.broadcast_to(group.generator(), (size,) + group.affine_shape))
     return group.mul(gen, random_fr((size, 8), rng))

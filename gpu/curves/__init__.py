@@ -1,5 +1,5 @@
 """BLS12-381 G1 and G2: device-level point arithmetic (affine, Jacobian, XYZZ; identity handled everywhere),
-CPU batch operations, zcash serialisation and pyblst interop. Depends on gpu.fields only.
+CPU batch operations, zcash serialisation and pyblst interop. Depends on gpu.arith.fields only.
 
 Array layouts (uint32, Montgomery coordinates): G1 affine (n, 2, 12) [x, y]; G2 affine (n, 2, 2, 12)
 [x, y][c0, c1]; XYZZ (n, 4, ...) [X, Y, ZZ, ZZZ]; Jacobian (n, 3, ...) [X, Y, Z]. The affine identity is

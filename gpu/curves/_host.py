@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from gpu.cpupool import parallel_for
+from gpu.arith.cpupool import parallel_for
 from gpu.curves import serialisation as ser
-from gpu.fields import fq_decode, fq_encode, fr_from_ints
+from gpu.arith.fields import fq_decode, fq_encode, fr_from_ints
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class Group:
     """One of G1/G2: its generated device code and array shapes."""
 
     name: str
-    gen: ModuleType  # gpu._generated.g1 / g2
+    gen: ModuleType  # gpu.curves._generated.g1 / g2
     fq2: bool
     blst_cls: Any
     generator_ints: Any
@@ -162,7 +162,7 @@ class Group:
         a = self.check_array(a, 2)
         out = a.copy()
         flat_y = np.ascontiguousarray(a[:, 1]).reshape(-1, 12)
-        from gpu.fields import fq_neg_batch
+        from gpu.arith.fields import fq_neg_batch
 
         out[:, 1] = fq_neg_batch(flat_y).reshape(out[:, 1].shape)
         return out

@@ -13,9 +13,9 @@ from typing import Any
 
 from numba.core import types
 
-import gpu._generated.g1 as _g1
-import gpu._generated.g2 as _g2
-from gpu.cudashim import dispatching
+import gpu.curves._generated.g1 as _g1
+import gpu.curves._generated.g2 as _g2
+from gpu.arith.cudashim import dispatching
 
 
 def _pt_is_g1_type(t: Any) -> bool:

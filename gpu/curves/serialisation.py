@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpu.fields import fq_from_mont, fq_is_canonical, fq_to_mont
-from gpu.fields.constants import P_MODULUS
+from gpu.arith.fields import fq_from_mont, fq_is_canonical, fq_to_mont
+from gpu.arith.fields.constants import P_MODULUS
 
 P = P_MODULUS
 HALF = (P - 1) // 2

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numba import cuda, uint32
 
-from gpu.cudashim import kernel
+from gpu.arith.cudashim import kernel
 
 THREADS = 256
 

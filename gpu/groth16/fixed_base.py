@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled
 from gpu.curves._host import Group
 from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_identity_like
-from gpu.fields import fr_from_ints
-from gpu.fields.constants import R_MODULUS as _R
+from gpu.arith.fields import fr_from_ints
+from gpu.arith.fields.constants import R_MODULUS as _R
 
 WINDOW = 8
 NWIN = 256 // WINDOW

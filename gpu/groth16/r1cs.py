@@ -22,9 +22,9 @@ from typing import Literal
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled
-from gpu.fields import (
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled
+from gpu.arith.fields import (
     fr_add,
     fr_from_ints,
     fr_load,
@@ -33,7 +33,7 @@ from gpu.fields import (
     fr_to_mont,
     fr_zero,
 )
-from gpu.fields.constants import R_MODULUS
+from gpu.arith.fields.constants import R_MODULUS
 
 FORMAT = "psagent-r1cs"
 FORMAT_VERSION = 1
@@ -178,7 +178,7 @@ class R1CS:
 
     def first_unsatisfied(self, witness: np.ndarray) -> int | None:
         """Index of the first constraint with A.w * B.w != C.w, or None."""
-        from gpu.fields import fr_mul_batch
+        from gpu.arith.fields import fr_mul_batch
 
         a, b, c = self.evaluate(witness)
         bad = np.any(fr_mul_batch(a, b) != c, axis=1)
@@ -188,7 +188,7 @@ class R1CS:
         """Raise UnsatisfiedConstraint naming the first failing constraint."""
         i = self.first_unsatisfied(witness)
         if i is not None:
-            from gpu.fields import fr_decode
+            from gpu.arith.fields import fr_decode
 
             a, b, c = self.evaluate(witness)
             av, bv, cv = (fr_decode(x[i : i + 1])[0] for x in (a, b, c))
@@ -205,7 +205,7 @@ class R1CS:
             out = np.zeros((self.num_vars, 8), dtype=np.uint32)
             _column_sums_n(0, m, mat.row_ptr, mat.cols, mat.mont_vals(), lagrange, out)
             outs.append(out)
-        from gpu.fields import fr_add_batch
+        from gpu.arith.fields import fr_add_batch
 
         outs[0][:k] = fr_add_batch(outs[0][:k], np.ascontiguousarray(lagrange[m : m + k]))
         return outs[0], outs[1], outs[2]

@@ -18,13 +18,13 @@ import secrets
 import numpy as np
 
 from gpu.curves import G1, G2
-from gpu.fields import (
+from gpu.arith.fields import (
     fr_add_batch,
     fr_encode,
     fr_from_mont,
     fr_mul_batch,
 )
-from gpu.fields.constants import R_MODULUS as R
+from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.groth16.fixed_base import FixedBase
 from gpu.groth16.params import Parameters, VerifyingKey
 from gpu.groth16.r1cs import R1CS
@@ -86,7 +86,7 @@ def _generate(r1cs: R1CS, tw: ToxicWaste) -> Parameters:
     unz, vnz = uc.any(axis=1), vc.any(axis=1)
     g1 = FixedBase(G1, G1.generator())
     g2 = FixedBase(G2, G2.generator())
-    from gpu.fields import fr_from_ints
+    from gpu.arith.fields import fr_from_ints
 
     k1 = fr_from_ints([tw.alpha, tw.beta, tw.delta])
     k2 = fr_from_ints([tw.beta, tw.gamma, tw.delta])

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gpu.cudashim import cache_enabled
-from gpu.fields import fr_from_ints, fr_load, fr_mul, fr_store, fr_to_mont
-from gpu.fields.constants import R_MODULUS
+from gpu.arith.cudashim import cache_enabled
+from gpu.arith.fields import fr_from_ints, fr_load, fr_mul, fr_store, fr_to_mont
+from gpu.arith.fields.constants import R_MODULUS
 from gpu.groth16.r1cs import CSR, R1CS, Density
 
 GROUP = 16
@@ -96,7 +96,7 @@ class SyntheticCircuit:
         xm = fr_to_mont(fr_from_ints(xs))
         zm = np.empty((g, 8), dtype=np.uint32)
         _chain(fr_to_mont(v), xm, g, self.num_public, zm)
-        from gpu.fields import fr_from_mont
+        from gpu.arith.fields import fr_from_mont
 
         return {"bits": bits, "tail": tail, "v": v, "z": fr_from_mont(zm), "xs": fr_from_ints(xs)}
 

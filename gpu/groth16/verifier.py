@@ -18,7 +18,7 @@ from typing import Any
 from pyblst import BlstP1Element, BlstP2Element, final_verify, miller_loop
 
 from gpu.curves import G1, G2, EncodingError
-from gpu.fields.constants import R_MODULUS
+from gpu.arith.fields.constants import R_MODULUS
 from gpu.groth16.params import PROOF_BYTES, VerifyingKey
 
 

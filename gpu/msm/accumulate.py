@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from gpu.cudashim import kernel
+from gpu.arith.cudashim import kernel
 from gpu.curves.generic import (
     affine_neg,
     load_affine,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from gpu.cudashim import kernel
+from gpu.arith.cudashim import kernel
 from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_identity_like
 
 

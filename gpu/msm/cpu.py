@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import chunked, cpu_threads, parallel_for, parallel_map
-from gpu.cudashim import cache_enabled
+from gpu.arith.cpupool import chunked, cpu_threads, parallel_for, parallel_map
+from gpu.arith.cudashim import cache_enabled
 from gpu.curves.generic import (
     affine_neg,
     load_affine,

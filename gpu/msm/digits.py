@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gpu.cudashim import cache_enabled, jitable
+from gpu.arith.cudashim import cache_enabled, jitable
 
 SCALAR_BITS = 255
 MAX_WINDOW_BITS = 24

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from gpu.cudashim import kernel
+from gpu.arith.cudashim import kernel
 from gpu.curves.generic import load_xyzz, store_xyzz, xyzz_add, xyzz_identity_like
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, uint32
 
-from gpu.cudashim import kernel
+from gpu.arith.cudashim import kernel
 from gpu.msm.digits import scalar_class, signed_digit, window_raw
 
 SCAN_THREADS = 256

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled
-from gpu.fields import fr_load, fr_store
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled
+from gpu.arith.fields import fr_load, fr_store
 from gpu.ntt.domain import Algorithm
 from gpu.ntt.kernels_common import apply_scale, brev, dif_butterfly, dit_butterfly, twiddle
 from gpu.ntt.tables import Scale

@@ -21,7 +21,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from gpu.fields.constants import R_MODULUS
+from gpu.arith.fields.constants import R_MODULUS
 
 TWO_ADICITY = 32
 GENERATOR = 7  # multiplicative generator of Fr*, also the coset shift

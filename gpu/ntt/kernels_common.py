@@ -1,12 +1,12 @@
 """Device-level helpers shared by the CPU (@njit) and CUDA NTT kernels: twiddle lookup, index bit reversal,
-the two butterflies and the element-wise scale. All take Fr tuples (Montgomery) from gpu.fields."""
+the two butterflies and the element-wise scale. All take Fr tuples (Montgomery) from gpu.arith.fields."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpu.cudashim import jitable
-from gpu.fields import fr_add, fr_load, fr_mul, fr_neg, fr_one, fr_sub
+from gpu.arith.cudashim import jitable
+from gpu.arith.fields import fr_add, fr_load, fr_mul, fr_neg, fr_one, fr_sub
 
 MODE_CONST = 1
 MODE_TABLE = 2

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled
-from gpu.fields import fr_encode, fr_from_ints, fr_load, fr_mul, fr_pow, fr_store
-from gpu.fields.constants import R_MODULUS
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled
+from gpu.arith.fields import fr_encode, fr_from_ints, fr_load, fr_mul, fr_pow, fr_store
+from gpu.arith.fields.constants import R_MODULUS
 from gpu.ntt.domain import GENERATOR, check_log, root_of_unity
 
 MODE_NONE = 0
@@ -49,7 +49,7 @@ def powers(base: int, count: int, scale: int = 1, *, montgomery: bool = True) ->
     out = np.empty((count, 8), dtype=np.uint32)
     parallel_for(_powers_n, count, bs, out, min_chunk=4096)
     if not montgomery:
-        from gpu.fields import fr_from_mont
+        from gpu.arith.fields import fr_from_mont
 
         out = fr_from_mont(out)
     return out

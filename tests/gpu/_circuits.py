@@ -6,8 +6,8 @@ import random
 
 import numpy as np
 
-from gpu.fields import fr_from_ints
-from gpu.fields.constants import R_MODULUS as R
+from gpu.arith.fields import fr_from_ints
+from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.groth16.r1cs import CSR, R1CS
 
 

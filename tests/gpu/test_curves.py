@@ -11,10 +11,10 @@ from numba import njit
 from py_ecc import optimized_bls12_381 as ecc
 from pyblst import BlstP1Element, BlstP2Element
 
-import gpu._generated.g1 as G1c
-import gpu._generated.g2 as G2c
+import gpu.curves._generated.g1 as G1c
+import gpu.curves._generated.g2 as G2c
 from gpu.curves import G1, G2
-from gpu.fields.constants import R_MODULUS
+from gpu.arith.fields.constants import R_MODULUS
 
 GROUPS = {"g1": G1, "g2": G2}
 IDENT = {"g1": BlstP1Element, "g2": BlstP2Element}
@@ -123,7 +123,7 @@ def test_jacobian_forms(name: str, seed: int) -> None:
     pa = pa + [pa[0], IDENT[name](), pa[0]]
     pb = pb + [pa[0], pa[0], -pa[0]]
     ks = [rnd.randrange(R_MODULUS) for _ in range(len(pa))]
-    from gpu.fields import fr_from_ints
+    from gpu.arith.fields import fr_from_ints
 
     out = np.zeros((len(pa), 5, 3) + G.coord_shape, dtype=np.uint32)
     _jac_kernel(name)(a, b, fr_from_ints(ks), out)

@@ -9,9 +9,9 @@ import pytest
 from _points import random_points  # tests/gpu is on sys.path
 from numba import cuda
 
-import gpu._generated.g1 as C1
-import gpu._generated.g2 as C2
-from gpu.cudashim import kernel
+import gpu.curves._generated.g1 as C1
+import gpu.curves._generated.g2 as C2
+from gpu.arith.cudashim import kernel
 from gpu.curves import G1, G2
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import gpu.fields as F
-from gpu.fields.constants import FQ_R, FR_R, P_MODULUS, R_MODULUS
+import gpu.arith.fields as F
+from gpu.arith.fields.constants import FQ_R, FR_R, P_MODULUS, R_MODULUS
 
 
 def _field(name: str) -> SimpleNamespace:

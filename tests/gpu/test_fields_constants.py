@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import gpu._generated.fq as gfq
-import gpu._generated.fr as gfr
-from gpu.fields import constants as c
+import gpu.arith._generated.fq as gfq
+import gpu.arith._generated.fr as gfr
+from gpu.arith.fields import constants as c
 
 
 def test_montgomery_constants() -> None:

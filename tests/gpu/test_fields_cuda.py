@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from numba import cuda
 
-import gpu.fields as F
-from gpu.cudashim import kernel
+import gpu.arith.fields as F
+from gpu.arith.cudashim import kernel
 
 
 @kernel

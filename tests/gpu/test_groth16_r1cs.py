@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from _circuits import random_circuit  # tests/gpu is on sys.path
 
-from gpu.fields import fr_decode, fr_from_ints, fr_to_ints
-from gpu.fields.constants import R_MODULUS as R
+from gpu.arith.fields import fr_decode, fr_from_ints, fr_to_ints
+from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.groth16.prover import Assignment
 from gpu.groth16.r1cs import CSR, R1CS, UnsatisfiedConstraint
 from gpu.groth16.synthetic import SyntheticCircuit

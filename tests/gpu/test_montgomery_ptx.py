@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from gpu.fields.constants import FQ_INV, FQ_LIMBS, FR_INV, FR_LIMBS, P_MODULUS, R_MODULUS
-from gpu.montgomery_ptx import limbs_of, montgomery_ptx
+from gpu.arith.fields.constants import FQ_INV, FQ_LIMBS, FR_INV, FR_LIMBS, P_MODULUS, R_MODULUS
+from gpu.arith.montgomery_ptx import limbs_of, montgomery_ptx
 
 M32 = 0xFFFFFFFF
 

@@ -8,9 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from gpu.cudashim import simulator
-from gpu.fields import fr_decode, fr_encode, fr_random, fr_to_mont
-from gpu.fields.constants import R_MODULUS as R
+from gpu.arith.cudashim import simulator
+from gpu.arith.fields import fr_decode, fr_encode, fr_random, fr_to_mont
+from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.ntt import Direction, Kind, Order, bitrev, coset_shift, ntt, plan, root_of_unity, vanishing_on_coset
 from gpu.ntt import cuda as ntt_cuda
 from gpu.ntt.domain import Algorithm, split_passes

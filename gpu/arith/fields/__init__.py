@@ -27,9 +27,9 @@ Conversions: F_from_ints(ints) -> canonical limbs (ValueError if >= modulus), F_
   fq2_encode([(c0, c1), ...]) / fq2_decode(arr).
 """
 
-from gpu.fields.constants import FQ_LIMBS, FR_LIMBS, P_MODULUS, R_MODULUS  # noqa: F401
-from gpu.fields.fq import *  # noqa: F401,F403
-from gpu.fields.fq2 import (  # noqa: F401
+from gpu.arith.fields.constants import FQ_LIMBS, FR_LIMBS, P_MODULUS, R_MODULUS  # noqa: F401
+from gpu.arith.fields.fq import *  # noqa: F401,F403
+from gpu.arith.fields.fq2 import (  # noqa: F401
     fq2_add,
     fq2_conj,
     fq2_dbl,
@@ -51,4 +51,4 @@ from gpu.fields.fq2 import (  # noqa: F401
     fq2_sub,
     fq2_zero,
 )
-from gpu.fields.fr import *  # noqa: F401,F403
+from gpu.arith.fields.fr import *  # noqa: F401,F403

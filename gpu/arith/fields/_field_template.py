@@ -3,7 +3,7 @@
 """Template for the generic part of a prime-field module; gpu/codegen.py instantiates it for Fr and Fq.
 
 Placeholders: FF_ (name prefix, e.g. fr_), FFNAME, FFLIMBS (limb count), FFPM2 (limbs of modulus - 2).
-Everything after the marker is copied into gpu/_generated/<field>.py below the straight-line core (FF_mul,
+Everything after the marker is copied into gpu/arith/_generated/<field>.py below the straight-line core (FF_mul,
 FF_add, ... defined there).
 """
 

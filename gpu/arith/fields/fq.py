@@ -1,12 +1,12 @@
 """Fq, the BLS12-381 base field (p, 381 bits): 12 x 32-bit limbs, Montgomery radix R = 2^384.
 
-The code lives in gpu/_generated/fq.py (made by gpu/codegen.py); this module is its stable public face.
+The code lives in gpu/arith/_generated/fq.py (made by gpu/codegen.py); this module is its stable public face.
 Device-level ops take and return tuples of uint32 limbs (Montgomery form) and work in @njit code, in
 @cuda.jit kernels (force-inlined) and in the simulator; the *_batch functions run on (n, NLIMBS) uint32
 arrays on the CPU.
 """
 
-from gpu._generated.fq import (  # noqa: F401
+from gpu.arith._generated.fq import (  # noqa: F401
     MODULUS,
     NLIMBS,
     fq_add,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numba import njit
 
-from gpu._generated.fq import (
+from gpu.arith._generated.fq import (
     fq_add,
     fq_dbl,
     fq_decode,
@@ -31,8 +31,8 @@ from gpu._generated.fq import (
     fq_sub,
     fq_zero,
 )
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable, jitable_noinline
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled, jitable, jitable_noinline
 
 
 @jitable

@@ -1,12 +1,12 @@
 """Fr, the BLS12-381 scalar field (r, 255 bits): 8 x 32-bit limbs, Montgomery radix R = 2^256.
 
-The code lives in gpu/_generated/fr.py (made by gpu/codegen.py); this module is its stable public face.
+The code lives in gpu/arith/_generated/fr.py (made by gpu/codegen.py); this module is its stable public face.
 Device-level ops take and return tuples of uint32 limbs (Montgomery form) and work in @njit code, in
 @cuda.jit kernels (force-inlined) and in the simulator; the *_batch functions run on (n, NLIMBS) uint32
 arrays on the CPU.
 """
 
-from gpu._generated.fr import (  # noqa: F401
+from gpu.arith._generated.fr import (  # noqa: F401
     MODULUS,
     NLIMBS,
     fr_add,

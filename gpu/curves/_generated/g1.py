@@ -3,9 +3,9 @@
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable, jitable_cold
-from gpu._generated.fq import fq_add, fq_dbl, fq_eq, fq_inv, fq_is_zero, fq_load2, fq_mul, fq_neg, fq_one, fq_sqr, fq_store2, fq_sub, fq_zero
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled, jitable, jitable_cold
+from gpu.arith.fields.fq import fq_add, fq_dbl, fq_eq, fq_inv, fq_is_zero, fq_load2, fq_mul, fq_neg, fq_one, fq_sqr, fq_store2, fq_sub, fq_zero
 
 U32 = np.uint32
 

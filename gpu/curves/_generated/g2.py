@@ -3,9 +3,9 @@
 import numpy as np
 from numba import njit
 
-from gpu.cpupool import parallel_for
-from gpu.cudashim import cache_enabled, jitable, jitable_cold
-from gpu.fields.fq2 import fq2_add, fq2_dbl, fq2_eq, fq2_inv, fq2_is_zero, fq2_load2, fq2_mul, fq2_neg, fq2_one, fq2_sqr, fq2_store2, fq2_sub, fq2_zero
+from gpu.arith.cpupool import parallel_for
+from gpu.arith.cudashim import cache_enabled, jitable, jitable_cold
+from gpu.arith.fields.fq2 import fq2_add, fq2_dbl, fq2_eq, fq2_inv, fq2_is_zero, fq2_load2, fq2_mul, fq2_neg, fq2_one, fq2_sqr, fq2_store2, fq2_sub, fq2_zero
 
 U32 = np.uint32
 
