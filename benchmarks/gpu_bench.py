@@ -30,9 +30,9 @@ from numba import njit  # noqa: E402
 
 from gpu.arith.cpupool import parallel_for  # noqa: E402
 from gpu.arith.cudashim import cache_enabled  # noqa: E402
+from gpu.arith.fields import P_MODULUS, R_MODULUS, fq_decode, fq_encode, fr_decode, fr_encode  # noqa: E402
 from gpu.curves import G1, G2  # noqa: E402
 from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_from_affine, xyzz_mul_small  # noqa: E402
-from gpu.arith.fields import P_MODULUS, R_MODULUS, fq_decode, fq_encode, fr_decode, fr_encode  # noqa: E402
 
 
 def log(*a: Any) -> None:

@@ -11,8 +11,8 @@ import numpy as np
 from numba import cuda
 
 from gpu.arith.cudashim import kernel
-from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_from_affine
 from gpu.arith.fields import fq_load, fq_mul, fq_store, fr_load, fr_mul, fr_store
+from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_from_affine
 
 
 @kernel

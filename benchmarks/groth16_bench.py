@@ -50,8 +50,8 @@ def main() -> int:
     a = ap.parse_args()
     ok = True
     if a.cmd == "ntt":
-        from gpu.ntt import Order
         from gpu.bench.ntt import bench_h_step, bench_ntt, format_rows
+        from gpu.ntt import Order
 
         rows = []
         for logn in [int(x) for x in a.sizes.split(",")]:

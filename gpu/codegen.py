@@ -8,7 +8,8 @@ Why generated: unrolled code with every limb in its own variable is what NVVM ke
 Per field (Fr: 8 limbs, Fq: 12 limbs) it emits Montgomery multiplication (CIOS without the extra carry word,
 valid because both moduli leave the top limb below 2^31 - 1), squaring, addition, subtraction, negation,
 comparisons, constants and array load/store helpers, each as a plain function made :func:`jitable`; then the
-generic parts (pow, inverse, CPU batch operations) are instantiated from ``gpu/arith/fields/_field_template.py``.
+generic parts (pow, inverse, CPU batch operations) are instantiated from
+``gpu/arith/fields/_field_template.py``.
 Per curve (G1 over Fq, G2 over Fq2) it instantiates ``gpu/curves/_curve_template.py``.
 """
 
@@ -23,9 +24,11 @@ ROOT = Path(__file__).resolve().parent
 
 
 def _load_constants() -> ModuleType:
-    # Loaded by path so that regenerating works even when the generated modules (which gpu.arith.fields imports)
+    # Loaded by path so that regenerating works even when the generated modules (which gpu.arith.fields
+    # imports)
     # are missing or broken.
-    spec = importlib.util.spec_from_file_location("_bls_constants", ROOT / "arith" / "fields" / "constants.py")
+    path = ROOT / "arith" / "fields" / "constants.py"
+    spec = importlib.util.spec_from_file_location("_bls_constants", path)
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -2,7 +2,7 @@
 
 A copy from ordinary (pageable) host memory runs at ~7 GB/s on the H200 host (measured 2026-12-03: 1.9 s for
 a, b, c at 2^27, 3 x 4.3 GB), because the driver stages it through its own small pinned buffer, one piece at a
-time. Here a few chunk-sized page-locked buffers are filled by CPU threads (gpu.arith.cpupool) while the copy engine
+time. Here a few chunk-sized page-locked buffers are filled by CPU threads (cpupool) while the copy engine
 drains the previous chunk asynchronously: the transfer then runs at about min(host memcpy, PCIe) instead.
 The buffers are allocated once per Staging (a ProvingKey keeps one) and reused, so nothing large is pinned.
 

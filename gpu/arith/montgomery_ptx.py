@@ -11,7 +11,7 @@ in a second), ``m = t_0*inv``, ``t += m*p`` (two chains), drop the zero low word
 borrow chain picks the reduced result. Inputs and output are fully reduced, exactly as for the generated
 functions, so the two are interchangeable bit for bit (the real-GPU tests compare them).
 
-The simulator cannot run PTX; :func:`gpu.arith.cudashim.jitable_cuda` keeps the Python definition there and on the
+The simulator cannot run PTX; :func:`cudashim.jitable_cuda` keeps the Python definition there and on the
 CPU. ``PSAGENT_PTX=0`` turns this path off (for A/B timings).
 """
 

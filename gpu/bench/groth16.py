@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from gpu.curves import G1, G2
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.curves import G1, G2
 from gpu.groth16.params import Parameters, VerifyingKey
 from gpu.groth16.prover import Assignment, ProvingKey, prove
 from gpu.groth16.synthetic import SyntheticCircuit

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from gpu.arith.cpupool import parallel_for
-from gpu.curves import serialisation as ser
 from gpu.arith.fields import fq_decode, fq_encode, fr_from_ints
+from gpu.curves import serialisation as ser
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """G1: the order-r subgroup of y^2 = x^3 + 4 over Fq.
 
-Device-level point ops (gpu.curves._generated.g1, generated from gpu/curves/_curve_template.py) are re-exported
+Device-level point ops (curves._generated.g1, generated from gpu/curves/_curve_template.py) are re-exported
 here; the host API works on (n, 2, 12) uint32 Montgomery affine arrays [x, y] with the identity as x = y = 0.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pyblst import BlstP1Element
 
+from gpu.arith.fields.constants import G1_GENERATOR
 from gpu.curves._generated import g1 as _gen
 from gpu.curves._generated.g1 import *  # noqa: F401,F403  (g1_xyzz_add_affine, g1_xyzz_dbl, g1_jac_add, ...)
 from gpu.curves._host import Group
-from gpu.arith.fields.constants import G1_GENERATOR
 
 G1 = Group("g1", _gen, False, BlstP1Element, G1_GENERATOR)
 

@@ -1,6 +1,6 @@
 """G2: the order-r subgroup of y^2 = x^3 + 4(1 + u) over Fq2.
 
-Device-level point ops (gpu.curves._generated.g2, generated from gpu/curves/_curve_template.py) are re-exported
+Device-level point ops (curves._generated.g2, generated from gpu/curves/_curve_template.py) are re-exported
 here; the host API works on (n, 2, 2, 12) uint32 Montgomery affine arrays [x, y][c0, c1] with the
 identity as x = y = 0.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pyblst import BlstP2Element
 
+from gpu.arith.fields.constants import G2_GENERATOR
 from gpu.curves._generated import g2 as _gen
 from gpu.curves._generated.g2 import *  # noqa: F401,F403  (g2_xyzz_add_affine, g2_xyzz_dbl, g2_jac_add, ...)
 from gpu.curves._host import Group
-from gpu.arith.fields.constants import G2_GENERATOR
 
 G2 = Group("g2", _gen, True, BlstP2Element, G2_GENERATOR)
 

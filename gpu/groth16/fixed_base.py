@@ -13,10 +13,10 @@ from numba import njit
 
 from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
-from gpu.curves._host import Group
-from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_identity_like
 from gpu.arith.fields import fr_from_ints
 from gpu.arith.fields.constants import R_MODULUS as _R
+from gpu.curves._host import Group
+from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_identity_like
 
 WINDOW = 8
 NWIN = 256 // WINDOW

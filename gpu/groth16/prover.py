@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from gpu.curves import G1, G2
-from gpu.device import Device, get_device
 from gpu.arith.fields import fr_encode, fr_from_ints, fr_mul_batch, fr_sub_batch
 from gpu.arith.fields.constants import R_MODULUS as R
+from gpu.curves import G1, G2
+from gpu.device import Device, get_device
 from gpu.groth16.params import Parameters, Proof
 from gpu.groth16.r1cs import R1CS, Density
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset

@@ -1,6 +1,6 @@
 """A slow, independent Groth16 setup and prover for tiny circuits: Python integers for every field operation
 (Lagrange basis in closed form, O(n^2) interpolation, schoolbook polynomial division by X^n - 1) and pyblst
-for every group operation. It shares no arithmetic with the engine (no NTT, no MSM, no gpu.arith.fields/gpu.curves
+for every group operation. It shares no arithmetic with the engine (no NTT, no MSM, no gpu.arith.fields/curves
 math), so the tests use it as the oracle: the engine's setup and prover must reproduce its bytes exactly for
 the same toxic waste and (r, s), and its proofs must verify with pyblst and py_ecc.
 """
@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from pyblst import BlstP1Element, BlstP2Element
 
-from gpu.curves import G1, G2
 from gpu.arith.fields import fr_to_ints
 from gpu.arith.fields.constants import R_MODULUS as R
+from gpu.curves import G1, G2
 from gpu.groth16.params import Parameters, VerifyingKey
 from gpu.groth16.r1cs import CSR, R1CS
 

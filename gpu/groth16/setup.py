@@ -17,7 +17,6 @@ import secrets
 
 import numpy as np
 
-from gpu.curves import G1, G2
 from gpu.arith.fields import (
     fr_add_batch,
     fr_encode,
@@ -25,6 +24,7 @@ from gpu.arith.fields import (
     fr_mul_batch,
 )
 from gpu.arith.fields.constants import R_MODULUS as R
+from gpu.curves import G1, G2
 from gpu.groth16.fixed_base import FixedBase
 from gpu.groth16.params import Parameters, VerifyingKey
 from gpu.groth16.r1cs import R1CS

@@ -17,8 +17,8 @@ from typing import Any
 
 from pyblst import BlstP1Element, BlstP2Element, final_verify, miller_loop
 
-from gpu.curves import G1, G2, EncodingError
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.curves import G1, G2, EncodingError
 from gpu.groth16.params import PROOF_BYTES, VerifyingKey
 
 

@@ -21,8 +21,8 @@ import numpy as np
 from numba import cuda, uint32
 
 from gpu.arith.cudashim import jitable, kernel
-from gpu.device import Device, get_device
 from gpu.arith.fields import fr_load, fr_mul, fr_store, fr_sub
+from gpu.device import Device, get_device
 from gpu.ntt.domain import Algorithm, split_passes
 from gpu.ntt.kernels_common import apply_scale, brev, dif_butterfly, dit_butterfly, twiddle
 from gpu.ntt.tables import NO_SCALE, Scale, twiddles

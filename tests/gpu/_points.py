@@ -7,8 +7,8 @@ import random
 import numpy as np
 from pyblst import BlstP1Element, BlstP2Element
 
-from gpu.curves import g1_from_blst, g1_generator, g1_to_blst, g2_from_blst, g2_generator, g2_to_blst
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.curves import g1_from_blst, g1_generator, g1_to_blst, g2_from_blst, g2_generator, g2_to_blst
 
 G1_BLST = g1_to_blst(g1_generator())[0]
 G2_BLST = g2_to_blst(g2_generator())[0]

@@ -13,8 +13,8 @@ from pyblst import BlstP1Element, BlstP2Element
 
 import gpu.curves._generated.g1 as G1c
 import gpu.curves._generated.g2 as G2c
-from gpu.curves import G1, G2
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.curves import G1, G2
 
 GROUPS = {"g1": G1, "g2": G2}
 IDENT = {"g1": BlstP1Element, "g2": BlstP2Element}

@@ -14,8 +14,8 @@ import pytest
 from _circuits import random_circuit  # tests/gpu is on sys.path
 from pyblst import BlstP1Element, BlstP2Element
 
-from gpu.curves import G1, G2, EncodingError
 from gpu.arith.fields.constants import P_MODULUS as P
+from gpu.curves import G1, G2, EncodingError
 from gpu.groth16.assembler import AssemblyError, ProofAssembler, new_job_id
 from gpu.groth16.params import PROOF_BYTES, Parameters, Proof, VerifyingKey, split_proofs
 from gpu.groth16.scheduler import BudgetExceeded, DeviceScheduler, MemoryBudget

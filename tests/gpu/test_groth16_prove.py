@@ -13,9 +13,9 @@ from _circuits import random_circuit  # tests/gpu is on sys.path
 from pyblst import BlstP1Element, BlstP2Element, final_verify, miller_loop
 
 from gpu.arith.cudashim import simulator
-from gpu.curves import G1, G2
 from gpu.arith.fields import fr_to_ints
 from gpu.arith.fields.constants import R_MODULUS as R
+from gpu.curves import G1, G2
 from gpu.groth16 import reference
 from gpu.groth16.params import Parameters, Proof
 from gpu.groth16.prover import Assignment, ProvingKey, prove

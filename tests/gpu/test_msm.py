@@ -10,9 +10,9 @@ import pytest
 from _points import random_points  # tests/gpu is on sys.path
 from pyblst import BlstP1Element, BlstP2Element
 
-from gpu.curves import G1, G2
 from gpu.arith.fields import fr_from_ints
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.curves import G1, G2
 from gpu.msm import MSMContext, msm_g1, msm_g2, num_windows
 
 R = R_MODULUS

@@ -15,9 +15,9 @@ from pyblst import BlstP1Element, BlstP2Element
 from test_msm import _oracle
 
 from gpu.arith.cudashim import simulator
-from gpu.curves import G1, G2
 from gpu.arith.fields import fr_from_ints
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.curves import G1, G2
 from gpu.msm import MSMContext
 from gpu.msm.context import pass_bytes, plan_batches
 from gpu.msm.digits import window_bits

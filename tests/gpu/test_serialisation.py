@@ -10,9 +10,9 @@ import pytest
 from _points import random_points  # tests/gpu is on sys.path
 from pyblst import BlstP1Element, BlstP2Element
 
+from gpu.arith.fields.constants import P_MODULUS as P
 from gpu.curves import G1, G2, EncodingError
 from gpu.curves.serialisation import fq2_sqrt, fq_sqrt
-from gpu.arith.fields.constants import P_MODULUS as P
 
 GROUPS = {"g1": G1, "g2": G2}
 BLST = {"g1": BlstP1Element, "g2": BlstP2Element}
