@@ -12,19 +12,37 @@ from typing import Any, TextIO
 _STD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 _configured = False
 # Request signatures travel in query strings; one that never reached the market stays replayable for 60 s.
-_SECRET_QUERY = re.compile(r"((?:signature|sig|key|token)=)[^&\s'\"]+", re.IGNORECASE)
+_SECRET_QUERY = re.compile(r"((?:signature|sig|key|token)=)[^&\s'\"\\]+", re.IGNORECASE)
+# Hex runs this long are secrets or worse in a log: a signature is ~190 hex digits, a lotus key export ~160;
+# digests (64) and CIDs (base32) stay readable.
+_LONG_HEX = re.compile(r"\b[0-9a-fA-F]{128,}\b")
 # Libraries that log every request URL (query included) at INFO.
 _CHATTY = ("httpx", "httpcore", "hpack", "uvicorn.access")
 
 
+def redact(text: str) -> str:
+    """``text`` with signature/key query values and long hex runs replaced."""
+    return _LONG_HEX.sub("<hex redacted>", _SECRET_QUERY.sub(r"\1<redacted>", text))
+
+
 class RedactFilter(logging.Filter):
-    """Replaces signature/key query values in the formatted message (any logger, any level)."""
+    """Scrubs secrets from every part of a record that reaches a handler (any logger, any level): the
+    message, string ``extra=`` fields, the traceback and the stack. Handlers format what is left."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         msg = record.getMessage()
-        clean = _SECRET_QUERY.sub(r"\1<redacted>", msg)
+        clean = redact(msg)
         if clean != msg:
             record.msg, record.args = clean, None
+        for k, v in list(vars(record).items()):
+            if k not in _STD_ATTRS and isinstance(v, str):
+                setattr(record, k, redact(v))
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True
 
 
@@ -39,10 +57,12 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        for k, v in vars(record).items():
+        for k, v in list(vars(record).items()):
             if k not in _STD_ATTRS and not k.startswith("_"):
                 out[k] = v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
-        if record.exc_info:
+        if record.exc_text:
+            out["exc"] = record.exc_text
+        elif record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
         return json.dumps(out, separators=(",", ":"))
 

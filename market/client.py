@@ -3,7 +3,8 @@
 Layers, outermost first:
     public calls         create_ask / poll / fetch_request / complete / withdraw: paths, signatures, models
     _retrying            poll, fetch and complete only: exponential backoff 1 s → 60 s within a time budget
-    _exchange            one HTTP exchange: streams the body under a size cap, maps statuses to errors
+    _within              every try (retried or not) under a wall-clock deadline
+    _exchange            one HTTP exchange: streams the body under a size cap, notes the market's clock
     _http_errors         the single place where httpx exceptions become market errors
     httpx.AsyncClient    pooling and timeouts; injected for tests (``respx`` / ``httpx.MockTransport``)
 
@@ -11,7 +12,10 @@ Behaviour that matters to the market:
 * create_ask never retries: a 429 raises TooManyRequests at once, so the caller's loop keeps polling and sees
   work matched to its existing asks (the Curio bug this fixes blocked there);
 * complete signs every attempt afresh (the market rejects reused nonces and signatures older than 60 s), and
-  a 410 raises WorkGone without another try: the work was reassigned;
+  a 410 raises WorkGone without another try: the work was reassigned; a 409 after a try of ours that may
+  have arrived is AlreadyAccepted, not a refusal (the POST is not idempotent);
+* signing time follows the market's clock when its ``Date`` headers show ours off by 2 s or more;
+* no signature leaves the client in an error message (error bodies that quote the request are scrubbed);
 * request data is streamed under ``max_request_bytes`` and its sha2-256 checked against the request CID
   before anything parses it.
 Unlike Curio, which retries every failure, statuses that describe the request rather than the server
@@ -74,14 +78,19 @@ class RetryPolicy:
     """Backoff for poll / fetch / complete: ``initial_s`` doubling up to ``max_s``, for at most ``budget_s``.
 
     The defaults are Curio's (1 s → 60 s, 30 minutes). A retry whose wait would end past the budget is not
-    made; the last error is raised instead. The budget counts the time spent in tries as well as the sleeps,
-    and each try ends after ``attempt_s`` (or when the budget runs out) even if bytes keep trickling in.
+    made; the last error is raised instead. The budget counts the time spent in tries as well as the sleeps.
+
+    Every try has a wall-clock limit, whatever the server trickles (httpx's timeouts are per read):
+    ``attempt_s`` for the calls with small answers (poll, create_ask, complete, withdraw; the single-try calls
+    too) and ``fetch_attempt_s`` for a request-data download (a 32GiB C1 is tens of MB). A retried try also
+    ends when the budget runs out.
     """
 
     initial_s: float = 1.0
     max_s: float = 60.0
     budget_s: float = 30 * 60.0
-    attempt_s: float = 300.0  # wall-clock limit of one try, whatever the server trickles
+    attempt_s: float = 60.0
+    fetch_attempt_s: float = 600.0
 
     def wait_before(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based); a Retry-After is honoured."""
@@ -230,7 +239,11 @@ class MarketClient:
         url = f"{self.base_url}/provider/work/ask/{self.wallet}"
         params = {"price": price, "signature": self._sign(DST_WORK_ASK, price)}
         try:
-            answer = await self._exchange("POST", url, params=params, limit=self.max_response_bytes)
+            answer = await self._within(
+                "create ask",
+                self.retry.attempt_s,
+                lambda: self._exchange("POST", url, params=params, limit=self.max_response_bytes),
+            )
         except TransportError as exc:
             if not exc.maybe_delivered:
                 raise
@@ -267,7 +280,7 @@ class MarketClient:
                 raise ContentMismatch(str(cid), RequestCid.of(answer.body).digest)
             return answer.body
 
-        return await self._retrying("fetch request", attempt)
+        return await self._retrying("fetch request", attempt, attempt_s=self.retry.fetch_attempt_s)
 
     async def fetch_request(self, request_cid: str | RequestCid) -> ProofData:
         """Download, verify and parse one request's ProofData (parsed in a worker thread: ~1.5 s at 32GiB
@@ -289,13 +302,19 @@ class MarketClient:
         async def attempt() -> ProofReward | AlreadyAccepted:
             nonlocal maybe_delivered
             params = {"signature": self._sign(DST_WORK_COMPLETE, rcid)}  # fresh nonces on every try
+            earlier = maybe_delivered
+            # Until this try is answered it may have reached the market, however it ends: a transport error,
+            # the per-try deadline (a cancellation, which no except clause here sees) or anything else.
+            maybe_delivered = True
             try:
                 answer = await self._exchange(
                     "POST", url, params=params, content=proof, limit=self.max_response_bytes
                 )
             except TransportError as exc:
-                maybe_delivered = maybe_delivered or exc.maybe_delivered
+                if not exc.maybe_delivered:
+                    maybe_delivered = earlier  # refused before anything was sent
                 raise
+            maybe_delivered = earlier  # answered: this try's outcome is known
             if answer.status == 410:
                 body = _text(answer.body)
                 log.info("work %s is gone (410): %s", rcid, body)
@@ -317,7 +336,11 @@ class MarketClient:
             raise TypeError("ask_id must be an int")
         url = f"{self.base_url}/provider/work/withdraw/{ask_id}"
         params = {"provider-id": self.wallet, "signature": self._sign(DST_WORK_WITHDRAW, str(ask_id))}
-        answer = await self._exchange("POST", url, params=params, limit=self.max_response_bytes)
+        answer = await self._within(
+            "withdraw",
+            self.retry.attempt_s,
+            lambda: self._exchange("POST", url, params=params, limit=self.max_response_bytes),
+        )
         self._expect_ok("POST", url, answer)
 
     # -- layers ------------------------------------------------------------------------------------------
@@ -358,8 +381,11 @@ class MarketClient:
         if answer.status != 200:
             raise Rejected(method, url, answer.status, _text(answer.body), answer.retry_after)
 
-    async def _retrying(self, op: str, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _retrying(
+        self, op: str, attempt: Callable[[], Awaitable[T]], *, attempt_s: float | None = None
+    ) -> T:
         policy = self.retry
+        per_try = policy.attempt_s if attempt_s is None else attempt_s
         deadline = self._monotonic() + policy.budget_s
 
         def wait(rs: RetryCallState) -> float:
@@ -388,12 +414,7 @@ class MarketClient:
             )
 
         async def bounded() -> T:
-            limit = min(policy.attempt_s, max(deadline - self._monotonic(), 0.0))
-            try:
-                with anyio.fail_after(limit):
-                    return await attempt()
-            except TimeoutError:
-                raise TransportError(f"market {op}: no complete answer within {limit:.0f} s") from None
+            return await self._within(op, min(per_try, max(deadline - self._monotonic(), 0.0)), attempt)
 
         retrying = AsyncRetrying(
             sleep=self._sleep,
@@ -404,6 +425,16 @@ class MarketClient:
             reraise=True,
         )
         return await retrying(bounded)
+
+    @staticmethod
+    async def _within(op: str, limit: float, attempt: Callable[[], Awaitable[T]]) -> T:
+        """One try under a wall-clock deadline: httpx's timeouts are per read, so a server that trickles a
+        byte at a time would otherwise hold the try open for as long as it likes."""
+        try:
+            with anyio.fail_after(limit):
+                return await attempt()
+        except TimeoutError:
+            raise TransportError(f"market {op}: no complete answer within {limit:g} s") from None
 
     async def _exchange(
         self,
@@ -422,6 +453,8 @@ class MarketClient:
                 self._note_date(resp.headers)
                 if resp.status_code != 200:
                     body = await _read_capped(resp, ERROR_BODY_BYTES, url, truncate=True)
+                    if params and "signature" in params:  # a body that quotes the request must not leak it
+                        body = body.replace(params["signature"].encode(), b"<signature>")
                     return _Answer(resp.status_code, body, _retry_after(resp.headers))
                 declared = resp.headers.get("content-length")
                 encoded = resp.headers.get("content-encoding", "identity").lower() != "identity"

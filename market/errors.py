@@ -23,11 +23,11 @@ Which errors are retried, per call (``market.client``):
                   after one of our own tries may have reached
                   the market returns AlreadyAccepted (the
                   market has the proof: not an error)
-    create_ask    nothing (one try): 429 → TooManyRequests;     a lost answer → AskOutcomeUnknown: the ask may
-                  the caller's loop backs off                   exist; it shows in poll's active_asks
+    create_ask    nothing (one try): 429 → TooManyRequests;     a lost or late answer → AskOutcomeUnknown: the
+                  the caller's loop backs off                   ask may exist; it shows in poll's active_asks
     withdraw      nothing (one try, like Curio)
-Every try of poll/fetch/complete has a wall-clock deadline (a server that trickles bytes cannot hold it open),
-and the retry budget counts the time spent in tries as well as the sleeps between them.
+Every try of every call has a wall-clock deadline (a server that trickles bytes cannot hold it open); a try
+cut by it counts as maybe delivered. The retry budget counts the time spent in tries as well as the sleeps.
 
 httpx exceptions become TransportError in exactly one place (``market.client._http_errors``), chained with
 ``raise … from exc`` so the original stays in the traceback.

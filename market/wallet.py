@@ -157,8 +157,10 @@ def verify_signature(address: Address, message: bytes, typed_signature: bytes) -
 
 
 def _check_directory(directory: Path) -> None:
-    """Refuse a key directory that group or others may write: they could swap the key for theirs (payments
-    would go elsewhere) or plant a link. World-writable sticky directories like /tmp are refused too."""
+    """Refuse a key directory that group or others may write: they could delete or replace the key, or plant
+    a link where it is about to be written. World-writable sticky directories like /tmp are refused too.
+    Refused, not warned: a warning scrolls past in the journal while the key stays exposed, and operators
+    know the rule from sshd's StrictModes; the message gives the one command that fixes it."""
     try:
         mode = stat.S_IMODE(os.stat(directory).st_mode)
     except OSError as exc:
@@ -180,7 +182,10 @@ def write_key_file(path: Path, wallet: Wallet) -> None:
     if path.exists() or path.is_symlink():
         raise KeyFileError(f"{path} already exists; refusing to overwrite a key file")
     parent = path.parent
-    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KeyFileError(f"cannot create key directory {parent}: {exc.strerror or exc}") from None
     _check_directory(parent)
     # A name no earlier (crashed) run can have left behind: pid + random suffix.
     tmp = parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
@@ -198,6 +203,8 @@ def write_key_file(path: Path, wallet: Wallet) -> None:
             os.link(tmp, path)
         except FileExistsError:
             raise KeyFileError(f"{path} already exists; refusing to overwrite a key file") from None
+    except OSError as exc:  # a full disk, or a file system without hard links (EPERM on some mounts)
+        raise KeyFileError(f"cannot write key file {path}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
 

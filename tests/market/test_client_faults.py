@@ -309,3 +309,100 @@ async def test_fetch_request_parses_in_a_worker_thread(mocked, monkeypatch) -> N
     monkeypatch.setattr(ProofData, "parse", classmethod(spy))
     pd = await client.fetch_request(cid)
     assert pd.sector_id.miner == 1000 and threads == [False]
+
+
+# -- follow-ups: the same faults through the paths the first fixes missed ------------------------------------
+
+
+async def test_409_after_a_try_cut_by_its_deadline_is_already_accepted() -> None:
+    """A try that the per-try deadline cuts may have been accepted as surely as one whose answer was lost."""
+    router = respx.MockRouter(base_url=BASE, assert_all_called=False, assert_all_mocked=True)
+    wallet, clock = Wallet.generate(), Clock()
+    taken: list[bytes] = []
+
+    async def market(request: httpx.Request) -> httpx.Response:
+        if taken:
+            return httpx.Response(409, text="already submitted")
+        taken.append(request.content)  # accepted; the answer never comes back in time
+        await anyio.sleep(30)
+        return httpx.Response(200, json=REWARD)
+
+    router.post(f"/provider/work/complete/{wallet.address}/{CID}").mock(side_effect=market)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler)) as http:
+        client = MarketClient(
+            BASE,
+            wallet,
+            http=http,
+            clock=clock.clock,
+            sleep=clock.sleep,
+            retry=RetryPolicy(budget_s=600, attempt_s=0.2),
+        )
+        with anyio.fail_after(10):
+            outcome = await client.complete(CID, b"p")
+    assert isinstance(outcome, AlreadyAccepted) and taken == [b"p"]
+
+
+async def _serve_once_then_trickle(port_out: list[int], task_status: anyio.abc.TaskStatus[None]) -> None:
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port_out.append(listener.extra(anyio.abc.SocketAttribute.local_port))
+    task_status.started()
+    async with listener:
+        await _trickle_server(listener, [])
+
+
+@pytest.mark.parametrize("call", ["create_ask", "withdraw"])
+async def test_single_try_calls_have_a_wall_clock_deadline_too(call: str) -> None:
+    """create_ask and withdraw are never retried, but one try must not be held open by a trickling server
+    (the request loop would stop polling); a cut create_ask may have made the ask: AskOutcomeUnknown."""
+    port: list[int] = []
+    async with anyio.create_task_group() as tg:
+        await tg.start(_serve_once_then_trickle, port)
+        async with MarketClient(
+            f"http://127.0.0.1:{port[0]}/v0/proofs",
+            Wallet.generate(),
+            timeout_s=1.0,
+            retry=RetryPolicy(attempt_s=0.8),
+        ) as client:
+            t0 = anyio.current_time()
+            with anyio.fail_after(10), pytest.raises(TransportError, match="no complete answer") as info:
+                if call == "create_ask":
+                    await client.create_ask(PRICE)
+                else:
+                    await client.withdraw(7)
+            elapsed = anyio.current_time() - t0
+        tg.cancel_scope.cancel()
+    assert 0.7 <= elapsed < 3.0, elapsed
+    assert isinstance(info.value, AskOutcomeUnknown) == (call == "create_ask")
+
+
+async def test_error_bodies_never_echo_our_signature(mocked) -> None:
+    """A market (or proxy) that quotes the request back must not carry our signature into errors and logs."""
+    router, client, wallet, _ = mocked
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, text=f"bad request {request.url} sig {request.url.params['signature']}")
+
+    router.post(f"/provider/work/ask/{wallet.address}").mock(side_effect=echo)
+    with pytest.raises(Rejected) as info:
+        await client.create_ask(PRICE)
+    sig = router.calls.last.request.url.params["signature"]
+    assert "400" in str(info.value) and sig not in str(info.value) and sig not in info.value.body
+    assert "bad request" in info.value.body
+
+
+def test_key_file_os_errors_are_key_file_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """File systems without hard links (some FUSE/SMB mounts) fail os.link with EPERM: one clear error."""
+    d = tmp_path / "keys"
+    d.mkdir(mode=0o700)
+
+    def no_links(src: object, dst: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    with pytest.raises(KeyFileError, match="cannot write key file"):
+        write_key_file(d / "wallet.key", Wallet.generate())
+    assert list(d.iterdir()) == []  # no temporary file left behind
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where a directory should be")
+    with pytest.raises(KeyFileError):
+        write_key_file(blocked / "sub" / "wallet.key", Wallet.generate())
