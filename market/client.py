@@ -141,6 +141,8 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 def _is_transient(exc: BaseException) -> bool:
     if isinstance(exc, TransportError):
         return True
+    if isinstance(exc, SignatureRejected):
+        return exc.clock_corrected  # signed with a time the market's answer has since corrected
     return isinstance(exc, Rejected) and exc.retryable
 
 
@@ -301,6 +303,7 @@ class MarketClient:
 
         async def attempt() -> ProofReward | AlreadyAccepted:
             nonlocal maybe_delivered
+            correction = self._correction()
             params = {"signature": self._sign(DST_WORK_COMPLETE, rcid)}  # fresh nonces on every try
             earlier = maybe_delivered
             # Until this try is answered it may have reached the market, however it ends: a transport error,
@@ -325,6 +328,11 @@ class MarketClient:
                 return AlreadyAccepted(rcid, 409, body)
             if answer.status >= 500:
                 maybe_delivered = True  # a proxy or the market may have failed after taking the proof
+            if answer.status in (401, 403) and abs(self._correction() - correction) >= SKEW_CORRECTION_S:
+                # this answer's Date changed our signing time: one more try, signed on the market's clock
+                raise SignatureRejected(
+                    "POST", url, answer.status, _text(answer.body), self._offset, clock_corrected=True
+                )
             self._expect_ok("POST", url, answer)
             return ProofReward.from_json(answer.body)
 
@@ -351,12 +359,20 @@ class MarketClient:
         return self._offset
 
     def signing_time(self) -> int:
-        """Unix seconds for signature nonces: our clock, corrected by the measured offset when it is large
-        enough to matter (the market refuses signatures > 5 s ahead or > 60 s behind its clock)."""
-        now = self._clock()
+        """Unix seconds for signature nonces: our clock, corrected by the measured offset when that is 2 s or
+        more (the market refuses signatures > 5 s ahead of or > 60 s behind its clock).
+
+        Corrected rather than only reported: the market's clock is the only one its check uses, so signing on
+        it keeps a skewed host earning while the operator fixes NTP (a warning is logged and the offset is
+        exposed as ``clock_offset_s`` for a metric). The measurement errs towards the past (``Date`` is cut to
+        whole seconds and stamped before the answer travels), the wide side of the market's window; offsets
+        under 2 s are left alone since the 1 s resolution makes them noise."""
+        return int(self._clock() + self._correction())
+
+    def _correction(self) -> float:
         if self._offset is not None and abs(self._offset) >= SKEW_CORRECTION_S:
-            now += self._offset
-        return int(now)
+            return self._offset
+        return 0.0
 
     def _sign(self, dst: str, payload: str) -> str:
         return sign_request(self.signer, dst, payload, nonce_time=self.signing_time(), nonce_id=self._nonce())

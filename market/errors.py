@@ -20,8 +20,8 @@ Which errors are retried, per call (``market.client``):
     poll, fetch   TransportError, Rejected.retryable (5xx,      other 4xx, ProtocolError (incl.
                   408, 425, 429)                                ContentMismatch, ResponseTooLarge)
     complete      the same, each try freshly signed; a 409      WorkGone (410); other 4xx; SignatureRejected
-                  after one of our own tries may have reached
-                  the market returns AlreadyAccepted (the
+                  after one of our own tries may have reached   unless its answer's Date corrected our
+                  the market returns AlreadyAccepted (the       signing time (then signed once more)
                   market has the proof: not an error)
     create_ask    nothing (one try): 429 → TooManyRequests;     a lost or late answer → AskOutcomeUnknown: the
                   the caller's loop backs off                   ask may exist; it shows in poll's active_asks
@@ -144,10 +144,19 @@ class SignatureRejected(Rejected):
     clock, so the message states the clock offset measured from its ``Date`` headers when one is known."""
 
     def __init__(
-        self, method: str, url: str, status: int, body: str, clock_offset_s: float | None = None
+        self,
+        method: str,
+        url: str,
+        status: int,
+        body: str,
+        clock_offset_s: float | None = None,
+        *,
+        clock_corrected: bool = False,
     ) -> None:
         super().__init__(method, url, status, body)
         self.clock_offset_s = clock_offset_s
+        # True when this very answer corrected our signing time: complete signs once more (only then)
+        self.clock_corrected = clock_corrected
         if clock_offset_s is not None and abs(clock_offset_s) >= 2:
             way = "behind" if clock_offset_s > 0 else "ahead of"
             self.args = (

@@ -23,7 +23,7 @@ from market.cid import RequestCid
 from market.client import AlreadyAccepted, MarketClient, RetryPolicy
 from market.errors import AskOutcomeUnknown, KeyFileError, Rejected, SignatureRejected, TransportError
 from market.proofdata import ProofData, SectorID
-from market.signing import DST_WORK_ASK, verify_request
+from market.signing import DST_WORK_ASK, DST_WORK_COMPLETE, verify_request
 from market.wallet import Wallet, read_key_file, write_key_file
 from porep.c1 import KeyOrder
 from porep.c1_synth import synth_c1_json
@@ -406,3 +406,29 @@ def test_key_file_os_errors_are_key_file_errors(tmp_path: Path, monkeypatch: pyt
     blocked.write_text("a file where a directory should be")
     with pytest.raises(KeyFileError):
         write_key_file(blocked / "sub" / "wallet.key", Wallet.generate())
+
+
+async def test_a_submit_refused_for_clock_skew_is_signed_again_with_the_market_time(mocked) -> None:
+    """A proof is worth more than an ask: when the 401 itself reveals the skew (no Date seen before, or the
+    clock jumped), complete signs once more with the corrected time instead of failing the proof."""
+    router, client, wallet, clock = mocked
+    market_time = clock.wall - 120  # this host is 2 minutes fast: its signatures look to be from the future
+
+    def market(request: httpx.Request) -> httpx.Response:
+        headers = {"Date": _date(market_time)}
+        try:
+            verify_request(
+                request.url.params["signature"], wallet.address, DST_WORK_COMPLETE, CID, now=market_time
+            )
+        except Exception as e:  # noqa: BLE001 - the market's answer to any bad signature
+            return httpx.Response(401, text=f"bad signature: {e}", headers=headers)
+        return httpx.Response(200, json=REWARD, headers=headers)
+
+    route = router.post(f"/provider/work/complete/{wallet.address}/{CID}").mock(side_effect=market)
+    reward = await client.complete(CID, b"p")
+    assert not isinstance(reward, AlreadyAccepted) and reward.nonce == 1
+    assert route.call_count == 2 and client.clock_offset_s == pytest.approx(-120, abs=1)
+    route.side_effect = [httpx.Response(401, text="bad signature", headers={"Date": _date(market_time)})]
+    with pytest.raises(SignatureRejected):  # skew already corrected: a 401 now is not about the clock
+        await client.complete(CID, b"p")
+    assert route.call_count == 3
