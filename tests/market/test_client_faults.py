@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import io
+import json
 import logging
 import os
 import threading
@@ -22,6 +23,7 @@ import agent.logsetup as logsetup
 from market.cid import RequestCid
 from market.client import AlreadyAccepted, MarketClient, RetryPolicy
 from market.errors import AskOutcomeUnknown, KeyFileError, Rejected, SignatureRejected, TransportError
+from market.models import ProofReward
 from market.proofdata import ProofData, SectorID
 from market.signing import DST_WORK_ASK, DST_WORK_COMPLETE, verify_request
 from market.wallet import Wallet, read_key_file, write_key_file
@@ -432,3 +434,78 @@ async def test_a_submit_refused_for_clock_skew_is_signed_again_with_the_market_t
     with pytest.raises(SignatureRejected):  # skew already corrected: a 401 now is not about the clock
         await client.complete(CID, b"p")
     assert route.call_count == 3
+
+
+# -- the outside check's run, replayed on a real loopback market that drops answers --------------------------
+
+
+class _DroppingMarket:
+    """A minimal HTTP/1.1 market on 127.0.0.1: takes every proof, drops the answer for every other proof
+    (closes the connection after reading the request), answers 409 to a proof it already has."""
+
+    def __init__(self) -> None:
+        self.accepted: list[str] = []
+        self.signatures: list[str] = []
+
+    async def handle(self, stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            buf = b""
+            try:
+                while b"\r\n\r\n" not in buf:
+                    buf += await stream.receive(65536)
+                head, _, body = buf.partition(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                fields = dict(h.lower().split(": ", 1) for h in lines[1:])
+                while len(body) < int(fields.get("content-length", "0")):
+                    body += await stream.receive(65536)
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                return
+            target = httpx.URL(lines[0].split(" ")[1])
+            self.signatures.append(target.params["signature"])
+            rcid = target.path.rsplit("/", 1)[1]
+            if rcid in self.accepted:
+                status, text = 409, b"already submitted"
+            else:
+                self.accepted.append(rcid)
+                if len(self.accepted) % 2:
+                    return  # accepted, and the answer is lost: the connection closes unanswered
+                status, text = 200, json.dumps(REWARD).encode()
+            reason = {200: "OK", 409: "Conflict"}[status]
+            head_out = (
+                f"HTTP/1.1 {status} {reason}\r\nContent-Length: {len(text)}\r\nConnection: close\r\n\r\n"
+            )
+            await stream.send(head_out.encode() + text)
+
+
+async def test_answers_dropped_for_half_the_proofs_still_count_every_accepted_one(monkeypatch) -> None:
+    """The outside check's run: answers dropped for 50 % of 6 proofs. Every proof the market accepted comes
+    back accepted (a reward or AlreadyAccepted), never a refusal; and no signature reaches the logs."""
+    market, wallet = _DroppingMarket(), Wallet.generate()
+    cids = [str(RequestCid.of(b"proof data %d" % i)) for i in range(6)]
+    stream = io.StringIO()
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level, {n: logging.getLogger(n).level for n in ("httpx", "httpcore")}
+    monkeypatch.setattr(logsetup, "_configured", False)
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    try:
+        logsetup.setup_logging("debug", "json", stream=stream)
+        async with listener, anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, market.handle)
+            retry = RetryPolicy(initial_s=0.01, max_s=0.01, budget_s=10, attempt_s=5)
+            async with MarketClient(f"http://127.0.0.1:{port}/v0/proofs", wallet, retry=retry) as client:
+                with anyio.fail_after(20):
+                    outcomes = [await client.complete(cid, b"p" * 1920) for cid in cids]
+            tg.cancel_scope.cancel()
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        for name, level in saved[2].items():
+            logging.getLogger(name).setLevel(level)
+    assert market.accepted == cids
+    assert sum(isinstance(o, AlreadyAccepted) for o in outcomes) == 3  # the dropped answers
+    assert sum(isinstance(o, ProofReward) for o in outcomes) == 3
+    text = stream.getvalue()
+    assert "failed (attempt 1)" in text  # the run was logged, retries included
+    assert len(market.signatures) == 9 and not any(s in text for s in market.signatures)
+    assert wallet.export_lotus() not in text
