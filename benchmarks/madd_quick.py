@@ -12,13 +12,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import gpu_kernels as bk  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from gpu.arith.fields import P_MODULUS as P  # noqa: E402
 from gpu.arith.fields import fq_random  # noqa: E402
+from gpu.bench import chains as bk  # noqa: E402
 
 R = 1 << 384
 

@@ -37,9 +37,7 @@ def arr(nd: int, dt=types.uint32, layout: str = "C"):  # type: ignore[no-untyped
 
 
 def kernels() -> list[tuple[str, object, tuple]]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import gpu_kernels as bk
-
+    from gpu.bench import chains as bk
     from gpu.msm import accumulate, batch_add, integrate, sort
 
     i64, u32, u8 = types.int64, types.uint32, types.uint8

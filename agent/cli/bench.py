@@ -18,20 +18,10 @@ app = typer.Typer(
 
 
 def _gpu_bench() -> Any:
-    """benchmarks/gpu_bench.py (field/curve/MSM measurements) from the repository checkout."""
-    import importlib.util
-    from pathlib import Path
+    """gpu.bench.primitives (field/curve/MSM measurements), imported when a command needs it."""
+    from gpu.bench import primitives
 
-    from agent.cli.common import EXIT_USAGE, fail
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_bench.py"
-    if not path.exists():
-        fail(f"{path} not found: run the GPU benchmarks from a source checkout", EXIT_USAGE)
-    spec = importlib.util.spec_from_file_location("psagent_gpu_bench", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return primitives
 
 
 JsonFlag = Annotated[

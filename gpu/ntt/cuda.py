@@ -23,6 +23,7 @@ from numba import cuda, uint32
 from gpu.arith.cudashim import jitable, kernel
 from gpu.arith.fields import fr_load, fr_mul, fr_store, fr_sub
 from gpu.device import Device, get_device
+from gpu.ntt.cache import BoundedCache
 from gpu.ntt.domain import Algorithm, split_passes
 from gpu.ntt.kernels_common import apply_scale, brev, dif_butterfly, dit_butterfly, twiddle
 from gpu.ntt.tables import NO_SCALE, Scale, twiddles
@@ -180,19 +181,18 @@ def pass_plan(
 
 # ---------------------------------------------------------------------------- device-resident tables
 
+# Per device, like the host's: the newest table set is always kept (see gpu.ntt.cache).
+DEVICE_TABLE_BYTES = 4 << 30
 _cache_lock = threading.Lock()
-_dev_tables: dict[tuple[int, str, Any], Any] = {}
+_dev_tables: dict[int, BoundedCache[Any]] = {}
 
 
-def _device_copy(dev: Device, key: tuple[str, Any], host: np.ndarray) -> Any:
-    k = (dev.index, key[0], key[1])
+def _device_copy(dev: Device, key: tuple[Any, ...], host: np.ndarray) -> Any:
     with _cache_lock:
-        d = _dev_tables.get(k)
-    if d is None:
-        d = cuda.to_device(np.ascontiguousarray(host) if host.size else np.zeros((1, 8), np.uint32))
-        with _cache_lock:
-            _dev_tables[k] = d
-    return d
+        cache = _dev_tables.setdefault(dev.index, BoundedCache(DEVICE_TABLE_BYTES))
+    return cache.get_or_make(
+        key, lambda: cuda.to_device(np.ascontiguousarray(host) if host.size else np.zeros((1, 8), np.uint32))
+    )
 
 
 def device_twiddles(dev: Device, logn: int) -> Any:
@@ -201,17 +201,19 @@ def device_twiddles(dev: Device, logn: int) -> Any:
 
 
 def _device_scale(dev: Device, s: Scale) -> tuple[Any, Any, Any]:
+    # keyed by what the scale is, not id(s): an id can be reused once the host cache drops a Scale
     return (
-        _device_copy(dev, ("sc", (id(s), "c")), s.const),
-        _device_copy(dev, ("sc", (id(s), "l")), s.lo),
-        _device_copy(dev, ("sc", (id(s), "h")), s.hi),
+        _device_copy(dev, ("sc", s.key, "c"), s.const),
+        _device_copy(dev, ("sc", s.key, "l"), s.lo),
+        _device_copy(dev, ("sc", s.key, "h"), s.hi),
     )
 
 
 def cached_bytes(dev: Device | None = None) -> int:
     """Device memory held by cached tables (all devices, or one)."""
     with _cache_lock:
-        return sum(int(v.nbytes) for k, v in _dev_tables.items() if dev is None or k[0] == dev.index)
+        caches = [c for i, c in _dev_tables.items() if dev is None or i == dev.index]
+    return sum(c.nbytes() for c in caches)
 
 
 def clear_cache() -> None:

@@ -12,7 +12,6 @@ copies).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,7 @@ from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
 from gpu.arith.fields import fr_encode, fr_from_ints, fr_load, fr_mul, fr_pow, fr_store
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.ntt.cache import BoundedCache
 from gpu.ntt.domain import GENERATOR, check_log, root_of_unity
 
 MODE_NONE = 0
@@ -55,22 +55,22 @@ def powers(base: int, count: int, scale: int = 1, *, montgomery: bool = True) ->
     return out
 
 
-_lock = threading.Lock()
-_twiddles: dict[int, np.ndarray] = {}
-_scales: dict[tuple[int, str, bool], Scale] = {}
+# Host tables of a few sizes at most: 4 GiB holds one 2^27 transform's twiddles (2 GiB) and its scales.
+HOST_TABLE_BYTES = 4 << 30
+_twiddles: BoundedCache[np.ndarray] = BoundedCache(HOST_TABLE_BYTES)
+_scales: BoundedCache[Scale] = BoundedCache(HOST_TABLE_BYTES)
 
 
 def twiddles(logn: int) -> np.ndarray:
     """w_n^e for e < n/2 (Montgomery), cached per size."""
     check_log(logn)
-    with _lock:
-        t = _twiddles.get(logn)
-    if t is None:
+
+    def make() -> np.ndarray:
         t = powers(root_of_unity(logn), max(1, (1 << logn) >> 1)) if logn else np.empty((0, 8), np.uint32)
         t.setflags(write=False)
-        with _lock:
-            _twiddles[logn] = t
-    return t
+        return t
+
+    return _twiddles.get_or_make(logn, make)
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,11 @@ class Scale:
     lo: np.ndarray  # (2^L, 8)
     hi: np.ndarray  # (2^(logn-L), 8)
     lbits: int
+    key: tuple[int, str, bool]  # (logn, which, canonical): names the device copies
 
 
 _EMPTY = np.zeros((1, 8), dtype=np.uint32)
-NO_SCALE = Scale(MODE_NONE, _EMPTY, _EMPTY, _EMPTY, 0)
+NO_SCALE = Scale(MODE_NONE, _EMPTY, _EMPTY, _EMPTY, 0, (0, "none", False))
 
 
 def scale(logn: int, which: str, canonical: bool = False) -> Scale:
@@ -93,33 +94,30 @@ def scale(logn: int, which: str, canonical: bool = False) -> Scale:
     (g^-i n^-1), "coset_ninv" (g^i n^-1: an unscaled inverse followed by a coset forward, the H step), or
     "one" (1: only useful with canonical=True, to leave Montgomery form)."""
     check_log(logn)
+    if which not in ("inv", "one", "coset", "inv_coset", "coset_ninv"):
+        raise ValueError(f"unknown scale {which!r}")
+    return _scales.get_or_make((logn, which, canonical), lambda: _make_scale(logn, which, canonical))
+
+
+def _make_scale(logn: int, which: str, canonical: bool) -> Scale:
     key = (logn, which, canonical)
-    with _lock:
-        s = _scales.get(key)
-    if s is not None:
-        return s
     n = 1 << logn
     ninv = pow(n, R_MODULUS - 2, R_MODULUS)
     if which in ("inv", "one"):
         c = ninv if which == "inv" else 1
         const = fr_from_ints([c]) if canonical else fr_encode([c])
-        s = Scale(MODE_CONST, const, _EMPTY, _EMPTY, 0)
+        return Scale(MODE_CONST, const, _EMPTY, _EMPTY, 0, key)
     elif which in ("coset", "inv_coset", "coset_ninv"):
         g = pow(GENERATOR, R_MODULUS - 2, R_MODULUS) if which == "inv_coset" else GENERATOR
         c = 1 if which == "coset" else ninv
         lbits = (logn + 1) // 2
         lo = powers(g, 1 << lbits, c, montgomery=not canonical)
         hi = powers(pow(g, 1 << lbits, R_MODULUS), max(1, 1 << (logn - lbits)))
-        s = Scale(MODE_TABLE, _EMPTY, lo, hi, lbits)
-    else:
-        raise ValueError(f"unknown scale {which!r}")
-    with _lock:
-        _scales[key] = s
-    return s
+        return Scale(MODE_TABLE, _EMPTY, lo, hi, lbits, key)
+    raise ValueError(f"unknown scale {which!r}")
 
 
 def clear_cache() -> None:
     """Drop the cached host tables (tests; memory)."""
-    with _lock:
-        _twiddles.clear()
-        _scales.clear()
+    _twiddles.clear()
+    _scales.clear()

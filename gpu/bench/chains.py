@@ -16,8 +16,8 @@ from gpu.curves.generic import load_affine, store_xyzz, xyzz_add_affine, xyzz_fr
 
 
 @kernel
-def fr_mul_chain(a, b, out, iters):  # type: ignore[no-untyped-def]
-    i = cuda.grid(1)
+def fr_mul_chain(a, b, out, iters):
+    i = cuda.grid(1)  # type: ignore[call-arg,var-annotated]
     if i < a.shape[0]:
         x = fr_load(a, i)
         y = fr_load(b, i)
@@ -27,8 +27,8 @@ def fr_mul_chain(a, b, out, iters):  # type: ignore[no-untyped-def]
 
 
 @kernel
-def fq_mul_chain(a, b, out, iters):  # type: ignore[no-untyped-def]
-    i = cuda.grid(1)
+def fq_mul_chain(a, b, out, iters):
+    i = cuda.grid(1)  # type: ignore[call-arg,var-annotated]
     if i < a.shape[0]:
         x = fq_load(a, i)
         y = fq_load(b, i)
@@ -38,9 +38,9 @@ def fq_mul_chain(a, b, out, iters):  # type: ignore[no-untyped-def]
 
 
 @kernel(max_registers=168)
-def madd_chain(start, table, out, iters):  # type: ignore[no-untyped-def]
+def madd_chain(start, table, out, iters):
     """out[i] = start[i] + sum_k table[(7i + 131k) mod len(table)] (XYZZ += affine)."""
-    i = cuda.grid(1)
+    i = cuda.grid(1)  # type: ignore[call-arg,var-annotated]
     if i < start.shape[0]:
         acc = xyzz_from_affine(load_affine(start, i))
         npts = table.shape[0]
