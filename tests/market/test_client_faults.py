@@ -509,3 +509,27 @@ async def test_answers_dropped_for_half_the_proofs_still_count_every_accepted_on
     assert "failed (attempt 1)" in text  # the run was logged, retries included
     assert len(market.signatures) == 9 and not any(s in text for s in market.signatures)
     assert wallet.export_lotus() not in text
+
+
+async def test_a_fetch_try_has_its_own_wall_clock_deadline() -> None:
+    """Request data (tens of MB at 32GiB) gets ``fetch_attempt_s``, the small JSON calls ``attempt_s``; the
+    time spent in tries counts against the budget (real clocks here)."""
+    router = respx.MockRouter(base_url=BASE, assert_all_called=False, assert_all_mocked=True)
+    data = b"request bytes"
+    cid = RequestCid.of(data)
+    tries: list[float] = []
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        tries.append(anyio.current_time())
+        await anyio.sleep(30)
+        return httpx.Response(200, content=data)
+
+    router.get(f"/provider/proof/{cid}").mock(side_effect=slow)
+    retry = RetryPolicy(initial_s=0.01, max_s=0.01, budget_s=0.9, attempt_s=100, fetch_attempt_s=0.2)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(router.async_handler)) as http:
+        client = MarketClient(BASE, Wallet.generate(), http=http, retry=retry)
+        t0 = anyio.current_time()
+        with anyio.fail_after(10), pytest.raises(TransportError, match="no complete answer within"):
+            await client.fetch_request_bytes(cid)
+        elapsed = anyio.current_time() - t0
+    assert 3 <= len(tries) <= 6 and 0.8 <= elapsed < 2.0, (len(tries), elapsed)
