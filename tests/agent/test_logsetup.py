@@ -13,9 +13,12 @@ from agent import logsetup
 def fresh_logging(monkeypatch: pytest.MonkeyPatch):
     root = logging.getLogger()
     saved = root.handlers[:], root.level
+    chatty = {n: logging.getLogger(n).level for n in ("httpx", "httpcore", "hpack", "uvicorn.access")}
     monkeypatch.setattr(logsetup, "_configured", False)
     yield
     root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+    for name, level in chatty.items():
+        logging.getLogger(name).setLevel(level)
 
 
 def test_json_lines_when_not_a_tty() -> None:

@@ -162,6 +162,7 @@ async def test_no_signature_or_key_reaches_the_logs(mocked, monkeypatch) -> None
     stream = io.StringIO()
     root = logging.getLogger()
     saved = (root.handlers[:], root.level, logsetup._configured)
+    chatty = {n: logging.getLogger(n).level for n in ("httpx", "httpcore")}
     monkeypatch.setattr(logsetup, "_configured", False)
     root.handlers = []
     try:
@@ -178,6 +179,8 @@ async def test_no_signature_or_key_reaches_the_logs(mocked, monkeypatch) -> None
     finally:
         root.handlers, root.level = saved[0], saved[1]
         logsetup._configured = saved[2]
+        for name, level in chatty.items():
+            logging.getLogger(name).setLevel(level)
     text = stream.getvalue()
     assert "withdraw" in text or "market" in text  # something was logged
     sigs = [c.request.url.params["signature"] for c in router.calls]
