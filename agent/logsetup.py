@@ -15,7 +15,7 @@ _configured = False
 _SECRET_QUERY = re.compile(r"((?:signature|sig|key|token)=)[^&\s'\"\\]+", re.IGNORECASE)
 # Hex runs this long are secrets or worse in a log: a signature is ~190 hex digits, a lotus key export ~160;
 # digests (64) and CIDs (base32) stay readable.
-_LONG_HEX = re.compile(r"\b[0-9a-fA-F]{128,}\b")
+_LONG_HEX = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{128,}(?![0-9a-fA-F])")
 # Libraries that log every request URL (query included) at INFO.
 _CHATTY = ("httpx", "httpcore", "hpack", "uvicorn.access")
 

@@ -86,8 +86,10 @@ def test_key_exports_are_redacted_anywhere() -> None:
     logsetup.setup_logging("info", "json", stream=buf)
     logging.getLogger("z").warning("bad key file content %s", w.export_lotus())
     logging.getLogger("z").warning("sha256 %s", "ab" * 32)  # a digest (64 hex) is not a secret
+    logging.getLogger("z").warning("sig 0x%s_end", SIG)  # glued to word characters
     out = buf.getvalue()
     assert w.export_lotus() not in out and w.export_lotus()[:40] not in out
+    assert SIG[:40] not in out and "sig 0x<hex redacted>_end" in out
     assert "ab" * 32 in out
 
 
