@@ -203,3 +203,74 @@ def synthesize(cs: ConstraintSystem, shape: CircuitShape, witness: PartitionWitn
     for i, ch in enumerate(w.challenges):
         with cs.namespace(f"challenge_{i}"):
             synthesize_challenge(cs, shape.layers, ch, comm_d, comm_c, comm_r_last, rid_bits)
+
+
+# ---------------------------------------------------------------------- C1 -> witness (circuit.md §9.3)
+
+
+def _levels(proof: object) -> list[PathLevel]:
+    """A C1 merkle proof's levels (base, then sub, then top) as PathLevels."""
+    from porep.c1.models import SingleProof, SubProof, TopProof, domain_to_int
+
+    if isinstance(proof, SingleProof):
+        groups = [proof.path]
+    elif isinstance(proof, SubProof):
+        groups = [proof.base_proof, proof.sub_proof]
+    elif isinstance(proof, TopProof):
+        groups = [proof.base_proof, proof.sub_proof, proof.top_proof]
+    else:
+        raise TypeError(f"not a merkle proof: {type(proof).__name__}")
+    return [
+        PathLevel(len(e.hashes) + 1, [domain_to_int(h) for h in e.hashes], e.index) for g in groups for e in g
+    ]
+
+
+def partition_witness(c1: object, k: int) -> tuple[CircuitShape, PartitionWitness]:
+    """The circuit inputs of partition ``k`` of a C1 (SPP ``StackedCompound::circuit`` and
+    ``Proof::from(vanilla)``): header values from the C1 and proof 0, per challenge the data leaf, the
+    challenge (labeling proof 0's node), the paths and the parents' columns."""
+    from porep.c1.models import SealCommitPhase1Output, domain_to_int
+
+    assert isinstance(c1, SealCommitPhase1Output)
+    pt = c1.proof_type
+    if not 0 <= k < len(c1.vanilla_proofs):
+        raise ValueError(f"partition {k} out of range (the C1 has {len(c1.vanilla_proofs)})")
+    proofs = c1.vanilla_proofs[k]
+    shape = CircuitShape.for_proof_type(pt, len(proofs))
+    p0 = proofs[0]
+    w = PartitionWitness(
+        replica_id=domain_to_int(c1.replica_id),
+        comm_d=domain_to_int(c1.comm_d),
+        comm_r=domain_to_int(c1.comm_r),
+        comm_r_last=domain_to_int(p0.comm_r_last_proof.root),
+        comm_c=domain_to_int(p0.replica_column_proofs.c_x.inclusion_proof.root),
+    )
+
+    def column(cp: object) -> ColumnWitness:
+        return ColumnWitness(
+            [domain_to_int(r) for r in cp.column.rows],  # type: ignore[attr-defined]
+            _levels(cp.inclusion_proof),  # type: ignore[attr-defined]
+        )
+
+    for p in proofs:
+        rc = p.replica_column_proofs
+        w.challenges.append(
+            ChallengeWitness(
+                data_leaf=domain_to_int(p.comm_d_proofs.leaf),
+                comm_d_path=_levels(p.comm_d_proofs),
+                drg_parents=[column(c) for c in rc.drg_parents],
+                exp_parents=[column(c) for c in rc.exp_parents],
+                challenge=p.labeling_proofs[0].node,
+                comm_r_last_path=_levels(p.comm_r_last_proof),
+                comm_c_path=_levels(rc.c_x.inclusion_proof),
+            )
+        )
+    return shape, w
+
+
+def synthesize_c1(c1: object, k: int, record: bool = True) -> ConstraintSystem:
+    """Synthesise partition ``k`` of a C1 with its witness."""
+    shape, w = partition_witness(c1, k)
+    cs = ConstraintSystem(witness=True, record=record)
+    synthesize(cs, shape, w)
+    return cs
