@@ -1,0 +1,84 @@
+"""Real challenge data for the mock market: sealed test sectors, from which C1s are cut on demand.
+
+A challenge on the real market is a genuine PoRep request for miner 1000 / sector 1 with raw random 32-byte
+ticket and seed (never reduced to a field element). Sealing is the slow part (~6-12 s for 2KiB on the 2-core
+machine, ~30 s for 8MiB) and is done ahead, into a pool directory of ``sector-N/`` sector directories
+(``psagent seal``'s layout). Cutting a C1 from a sealed sector for a fresh random seed takes milliseconds, so
+every request the mock issues is new (its own CID) and serving stays instant.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CHALLENGE_MINER", "CHALLENGE_SECTOR", "ChallengePool"]
+
+log = logging.getLogger(__name__)
+
+CHALLENGE_MINER = 1000
+CHALLENGE_SECTOR = 1
+DEFAULT_PROOF = "StackedDrg2KiBV1_1"
+
+
+class ChallengePool:
+    """Sealed sectors under ``directory``; :meth:`make` gives ProofData bytes for a fresh random seed."""
+
+    def __init__(self, directory: Path, sectors: list[Any], proof_type: str) -> None:
+        self.directory = directory
+        self._sectors = sectors
+        self.proof_type = proof_type
+        self._lock = threading.Lock()
+        self._next = 0
+
+    @classmethod
+    def open(cls, directory: Path, *, proof_type: str = DEFAULT_PROOF, min_sectors: int = 1) -> ChallengePool:
+        """Load the pool, sealing sectors first (random ticket and data) until it holds ``min_sectors``."""
+        from porep.seal import SealedSector
+
+        directory.mkdir(parents=True, exist_ok=True)
+        sectors = []
+        for sub in sorted(directory.glob("sector-*")):
+            sealed = SealedSector.load(sub)
+            if sealed.info.registered_proof == proof_type:
+                sectors.append(sealed)
+        while len(sectors) < min_sectors:
+            sub = directory / f"sector-{len(list(directory.glob('sector-*')))}"
+            log.info("sealing a %s challenge sector into %s", proof_type, sub)
+            sealed = seal_challenge_sector(proof_type)
+            sealed.save(sub)
+            sectors.append(SealedSector.load(sub))
+        return cls(directory, sectors, proof_type)
+
+    def make(self) -> bytes:
+        """A new challenge request: ProofData JSON (Go field order, as Curio re-marshals C1s)."""
+        from market.proofdata import ProofData, SectorID
+        from porep.c1 import KeyOrder
+        from porep.vanilla import make_c1
+
+        with self._lock:
+            sealed = self._sectors[self._next % len(self._sectors)]
+            self._next += 1
+            c1 = make_c1(sealed, secrets.token_bytes(32))
+        return ProofData.encode(SectorID(CHALLENGE_MINER, CHALLENGE_SECTOR), porep=c1.to_json(KeyOrder.GO))
+
+
+def seal_challenge_sector(proof_type: str = DEFAULT_PROOF) -> Any:
+    """Seal a sector of random data for miner 1000 / sector 1 with a raw random ticket."""
+    from porep.fr32 import unpadded_size
+    from porep.ids import prover_id
+    from porep.prooftypes import proof_type as lookup
+    from porep.seal import seal
+
+    pt = lookup(proof_type)
+    return seal(
+        pt,
+        prover_id(CHALLENGE_MINER),
+        CHALLENGE_SECTOR,
+        secrets.token_bytes(32),
+        piece=secrets.token_bytes(unpadded_size(pt.sector_size)),
+        miner=CHALLENGE_MINER,
+    )
