@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: run test lint install install-dev clean device-wheels
+.PHONY: run test smoke lint install install-dev clean device-wheels
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,13 @@ $(VENV)/.stamp-dev: pyproject.toml | $(PY)
 install: $(VENV)/.stamp-run
 install-dev: $(VENV)/.stamp-dev
 
-# Until the agent runtime lands, `psagent run` exits 3 ("not implemented yet"); the demo then shows the CLI
-# and says so instead of failing the make target. Any other non-zero exit still fails.
+# Until the dry-run agent is built, `psagent run --dry-run` exits 3 ("not implemented yet") and so does
+# `make run`: it shows the CLI that exists and says plainly that the demo did not run. Never a false success.
 run: $(VENV)/.stamp-run
 	@$(VENV)/bin/psagent run --dry-run --max-proofs 1; rc=$$?; \
 	if [ $$rc -eq 3 ]; then $(VENV)/bin/psagent --help; \
-	  echo "make run: the dry-run agent is not built yet (see the issue list); the CLI above is what exists."; exit 0; fi; \
+	  echo "make run: FAILED (exit 3): the dry-run agent is not built yet, so no demo ran." \
+	       "The commands listed above are what exists today (see README.md for a seal -> c1 make -> c1 check run)." >&2; fi; \
 	exit $$rc
 
 # pytest exit code 5 means "no tests collected": that is a failure, not a pass.
@@ -36,6 +37,11 @@ test: $(VENV)/.stamp-dev
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5) - failing" >&2; exit 1; fi; \
 	exit $$rc
+
+# The plain install as a user gets it (fresh venv, no cuda extra, no simulator, outside the tree): seal 2KiB ->
+# c1 make -> c1 check -> bench prove --backend cpu. CI runs it after the tests (.ci/run).
+smoke:
+	scripts/cli_smoke.sh
 
 lint: $(VENV)/.stamp-dev
 	$(VENV)/bin/ruff check agent market porep gpu tests benchmarks

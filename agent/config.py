@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 DEFAULT_CONFIG_PATH = Path("/etc/psagent/config.toml")
+FILECOIN_PARAMS_DIR = "/var/tmp/filecoin-proof-parameters"
 MAINNET_MARKET_URL = "https://mainnet.snass.fsp.sh/v0/proofs"
 ATTO_PER_FIL = 10**18
 NANO_IN_ATTO = 10**9
@@ -105,7 +106,10 @@ class ProverConfig(_Section):
     devices: list[Annotated[int, Field(ge=0)]] | Literal["all"] = "all"
     partition_workers: int = Field(default=1, ge=1)
     memory_budget_gib: float = Field(default=0.0, ge=0)  # 0 = size from the device
-    params_dir: Path = Path("/var/lib/psagent/params")
+    # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else this directory.
+    params_dir: Path = Field(
+        default_factory=lambda: Path(os.environ.get("FIL_PROOFS_PARAMETER_CACHE") or FILECOIN_PARAMS_DIR)
+    )
     verify_before_submit: bool = True
 
 

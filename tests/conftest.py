@@ -1,7 +1,7 @@
 """Test-wide set-up.
 
 * Numba's CUDA simulator is switched on before anything imports numba, unless PSAGENT_REAL_CUDA=1 (the GPU
-  machine), so CUDA kernels run in CI on small inputs.
+  machine), so CUDA kernels run in CI on small inputs. The on-disk kernel cache stays off.
 * Real Filecoin fixtures live outside the repository, in ../shared/fixtures (PSAGENT_FIXTURES overrides).
   They are required: a missing fixture directory fails the tests that need it, it never skips them.
 """
@@ -13,6 +13,10 @@ from pathlib import Path
 
 if os.environ.get("PSAGENT_REAL_CUDA") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# The CLI turns Numba's on-disk kernel cache on (agent.cli.main); tests compile afresh unless the caller chose
+# otherwise (the GPU suite sets PSAGENT_NUMBA_CACHE=1 with its own NUMBA_CACHE_DIR). A set value also keeps a
+# `psagent` subprocess started by a test off the user's cache.
+os.environ.setdefault("PSAGENT_NUMBA_CACHE", "0")
 
 import pytest  # noqa: E402
 

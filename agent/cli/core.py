@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from agent.cli.common import ConfigOption, not_implemented, settings_or_exit
+from agent.cli.common import Backend, BackendOption, ConfigOption, not_implemented, settings_or_exit
 
-
-class Backend(StrEnum):
-    auto = "auto"
-    cuda = "cuda"
-    cpu = "cpu"
+ParamsDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Groth16 parameters directory (default: prover.params_dir, or $FIL_PROOFS_PARAMETER_CACHE)."
+    ),
+]
+MinerOption = Annotated[str | None, typer.Option(help="Miner actor id, 1000 or f01000 (for a bare C1).")]
+SectorOption = Annotated[int | None, typer.Option(help="Sector number (for a bare C1).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -33,11 +35,11 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def prove(
         input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON.")],
-        miner: Annotated[int | None, typer.Option(help="Miner actor id (for a bare C1).")] = None,
-        sector: Annotated[int | None, typer.Option(help="Sector number (for a bare C1).")] = None,
+        miner: MinerOption = None,
+        sector: SectorOption = None,
         out: Annotated[Path | None, typer.Option(help="Where to write the proof bytes.")] = None,
-        backend: Annotated[Backend, typer.Option(help="Prover backend.")] = Backend.auto,
-        params_dir: Annotated[Path | None, typer.Option(help="Groth16 parameters directory.")] = None,
+        backend: BackendOption = Backend.auto,
+        params_dir: ParamsDirOption = None,
     ) -> None:
         """One-shot proof of a C1; exit 0 only if the proof verified."""
         not_implemented("prove", "needs the StackedDRG circuit issue")
@@ -46,9 +48,9 @@ def register(app: typer.Typer) -> None:
     def verify(
         input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON.")],
         proof: Annotated[Path, typer.Option(help="Proof bytes (192 per partition).")],
-        miner: Annotated[int | None, typer.Option()] = None,
-        sector: Annotated[int | None, typer.Option()] = None,
-        params_dir: Annotated[Path | None, typer.Option()] = None,
+        miner: MinerOption = None,
+        sector: SectorOption = None,
+        params_dir: ParamsDirOption = None,
     ) -> None:
         """Verify a proof for a C1/ProofData."""
         not_implemented("verify", "needs the StackedDRG circuit issue")

@@ -39,14 +39,17 @@ def _key_file(key_file: Path | None, config: Path | None) -> Path:
     return configured
 
 
-def _store(wallet: Wallet, path: Path, network: Network) -> None:
+def _store(wallet: Wallet, path: Path, network: Network, imported: bool = False) -> None:
     try:
         write_key_file(path, wallet)
     except KeyFileError as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write key file {path}: {exc.strerror}")
-    typer.echo(f"wrote {path} (mode 0600); back it up: it is the only copy of this key", err=True)
+    if imported:
+        typer.echo(f"wrote {path} (mode 0600); keep the exported key you imported from safe too", err=True)
+    else:
+        typer.echo(f"wrote {path} (mode 0600); back it up: it is the only copy of this new key", err=True)
     typer.echo(wallet.address.encode(network.value))
 
 
@@ -81,7 +84,7 @@ def wallet_import(
         wallet = Wallet.from_lotus_export(text)
     except KeyFileError as exc:
         fail(f"cannot import the key: {exc}")
-    _store(wallet, path, network)
+    _store(wallet, path, network, imported=True)
 
 
 @wallet_app.command("show")

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.common import EXIT_FAILURE, EXIT_NOT_IMPLEMENTED, EXIT_USAGE, fail
+from agent.cli.common import (
+    EXIT_FAILURE,
+    EXIT_NOT_IMPLEMENTED,
+    EXIT_USAGE,
+    ForceOption,
+    announce_compilation,
+    fail,
+)
 
 app = typer.Typer(help="Groth16 parameters (bellperson .params/.vk layout).", no_args_is_help=True)
 
@@ -27,11 +34,12 @@ def generate(
         int | None, typer.Option(help="A synthetic circuit of N constraints.")
     ] = None,
     public_inputs: Annotated[int, typer.Option(help="Public inputs of the synthetic circuit.")] = 2,
-    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("params"),
+    out: Annotated[Path, typer.Option(help="Output directory (created if missing).")] = Path("params"),
     name: Annotated[str | None, typer.Option(help="File stem (default from the circuit).")] = None,
     test_seed: Annotated[
         int | None, typer.Option(help="Derive the toxic waste from this seed (INSECURE).")
     ] = None,
+    force: ForceOption = False,
 ) -> None:
     """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the
     toxic waste was handled)."""
@@ -64,6 +72,8 @@ def generate(
             fail(str(exc), EXIT_USAGE)
         stem = name or f"synthetic-{synthetic_constraints}-{public_inputs}"
         circuit = {"synthetic_constraints": synthetic_constraints, "public_inputs": public_inputs}
+    _check_outputs(out, stem, force)
+    announce_compilation()
     try:
         params = gen(system, test_seed=test_seed)
     except UnconstrainedVariable as exc:
@@ -79,6 +89,22 @@ def generate(
     }
     (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
+
+
+def _check_outputs(out: Path, stem: str, force: bool) -> None:
+    """Refuse, before the (long) setup, to write into a non-directory or over existing parameters."""
+    import os
+
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} exists and is not a directory", EXIT_USAGE)
+    existing = [p for ext in (".params", ".vk", ".meta.json") if (p := out / f"{stem}{ext}").exists()]
+    if existing and not force:
+        fail(f"{existing[0]} exists (pass --force to replace the parameters)", EXIT_USAGE)
+    anchor = out
+    while not anchor.exists():
+        anchor = anchor.parent
+    if not os.access(anchor, os.W_OK):
+        fail(f"--out {out}: {anchor} is not writable", EXIT_USAGE)
 
 
 def _scan(path: Path) -> dict[str, object]:
@@ -114,8 +140,15 @@ def _scan(path: Path) -> dict[str, object]:
 
 
 @app.command()
-def info(directory: Annotated[Path, typer.Argument()]) -> None:
-    """Describe the .params / .vk files in a directory (sizes from the layout's length fields)."""
+def info(
+    directory: Annotated[Path, typer.Argument(help="A directory of .params / .vk files.")],
+) -> None:
+    """Describe the .params / .vk files in a directory (sizes from the layout's length fields); one JSON
+    object per file on stdout."""
+    if not directory.exists():
+        fail(f"{directory} does not exist", EXIT_USAGE)
+    if not directory.is_dir():
+        fail(f"{directory} is not a directory", EXIT_USAGE)
     files = sorted([*directory.glob("*.params"), *directory.glob("*.vk")]) if directory.is_dir() else []
     if not files:
         fail(f"no .params or .vk files in {directory}", EXIT_USAGE)

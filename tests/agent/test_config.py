@@ -142,8 +142,9 @@ def test_misspelled_environment_section_is_refused(monkeypatch: pytest.MonkeyPat
         load_settings(write(tmp_path, ""))
 
 
-def test_example_values_are_defaults_unless_marked() -> None:
+def test_example_values_are_defaults_unless_marked(monkeypatch: pytest.MonkeyPatch) -> None:
     """A value in config.example.toml either is the default or its comment says "Example value"."""
+    monkeypatch.delenv("FIL_PROOFS_PARAMETER_CACHE", raising=False)
     defaults = Settings()
     section = ""
     comment: list[str] = []
@@ -161,3 +162,10 @@ def test_example_values_are_defaults_unless_marked() -> None:
             assert same or marked, f"{section}.{key} = {value!r} is not the default {default!r}"
             assert not (same and marked), f"{section}.{key} is the default but marked as an example"
             comment = []
+
+
+def test_params_dir_follows_filecoin_convention(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("FIL_PROOFS_PARAMETER_CACHE", raising=False)
+    assert load_settings(write(tmp_path, "")).prover.params_dir == Path("/var/tmp/filecoin-proof-parameters")
+    monkeypatch.setenv("FIL_PROOFS_PARAMETER_CACHE", str(tmp_path))
+    assert load_settings(write(tmp_path, "")).prover.params_dir == tmp_path

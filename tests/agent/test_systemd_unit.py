@@ -20,7 +20,12 @@ def test_service_contract() -> None:
     assert svc["Type"] == "notify"
     assert svc["Restart"] == "on-failure"
     assert int(svc["WatchdogSec"].rstrip("s")) > 0
-    assert svc["ExecStart"].startswith("/usr/local/bin/psagent run --config ")
+    assert svc["ExecStart"].startswith("/opt/psagent/bin/psagent run --config ")
+    # a configuration error (exit 2) or an unbuilt command (exit 3) must not restart-loop
+    assert set(svc["RestartPreventExitStatus"].split()) == {"2", "3"}
+    # the kernel cache: under the CacheDirectory, one subdirectory per version (no pinned NUMBA_CACHE_DIR)
+    env = svc["Environment"]
+    assert "PSAGENT_CACHE_DIR=%C/psagent" in env and "NUMBA_CACHE_DIR" not in env
     assert svc["StateDirectory"] == "psagent"
     for key in ("NoNewPrivileges", "ProtectHome", "PrivateTmp", "RestrictSUIDSGID"):
         assert svc[key] == "yes", key

@@ -46,6 +46,7 @@ def test_import_lotus_export_from_stdin_and_file(tmp_path: Path) -> None:
     res = runner.invoke(app, ["wallet", "import", "--key-file", str(tmp_path / "a.key")], input=export)
     assert res.exit_code == 0, res.output
     assert res.stdout.strip() == ZONDAX_F1
+    assert "only copy" not in res.stderr  # an imported key has its exported original elsewhere
     src = tmp_path / "export.txt"
     src.write_text(export)
     args = ["wallet", "import", "--key-file", str(tmp_path / "b.key"), "--input", str(src), "--network", "t"]
