@@ -265,7 +265,12 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--random-piece", help="Random data filling the sector's raw capacity.")
         ] = False,
         parent_cache: Annotated[
-            Path | None, typer.Option(help="Directory to keep parent caches in (reused across seals).")
+            Path | None,
+            typer.Option(
+                envvar="FIL_PROOFS_PARENT_CACHE",
+                help="Directory of SDR parent caches (v28-sdr-parent-*.cache, rust-fil-proofs' layout), "
+                "reused across seals; default $FIL_PROOFS_PARENT_CACHE, else none (computed per seal).",
+            ),
         ] = None,
         progress: Annotated[
             bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
