@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.common import EXIT_USAGE, ConfigOption, fail, not_implemented, settings_or_exit
+from agent.cli.common import EXIT_USAGE, ConfigOption, fail, settings_or_exit
 from market.errors import KeyFileError
 from market.wallet import Wallet, read_key_file, write_key_file
 
@@ -100,10 +100,115 @@ def wallet_show(
     typer.echo(wallet.address.encode(network.value))
 
 
+def _listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        fail(f"--listen must be HOST:PORT (e.g. 127.0.0.1:8080 or 127.0.0.1:0), got {text!r}", EXIT_USAGE)
+    return host, int(port)
+
+
+class SectorSize(StrEnum):
+    kib2 = "2KiB"
+    mib8 = "8MiB"
+
+
 @mock_app.command("serve")
-def mock_serve(listen: Annotated[str, typer.Option(help="HOST:PORT")] = "127.0.0.1:0") -> None:
-    """Serve the mock market."""
-    not_implemented("market-mock serve", "the mock market issue")
+def mock_serve(
+    listen: Annotated[
+        str, typer.Option(help="HOST:PORT to listen on (port 0: any free port).")
+    ] = "127.0.0.1:0",
+    state: Annotated[
+        Path | None,
+        typer.Option(help="SQLite file keeping the market's books across restarts (default: memory)."),
+    ] = None,
+    faults: Annotated[
+        str | None,
+        typer.Option(
+            help="Fault rules, e.g. 'ask:429@0.3; complete:drop-after#1; *:skew=30/0-60' "
+            "(grammar: market.mock.faults)."
+        ),
+    ] = None,
+    pool: Annotated[
+        Path | None,
+        typer.Option(
+            help="Challenge pool directory (sealed sectors; sealed on first use). Default: a cache dir."
+        ),
+    ] = None,
+    sector_size: Annotated[SectorSize, typer.Option(help="Sector size of the challenges.")] = SectorSize.kib2,
+    verifying_key: Annotated[
+        Path | None,
+        typer.Option(
+            help="Groth16 verifying key: proofs are checked by pairing. Without it: a stand-in check."
+        ),
+    ] = None,
+    slot_divisor: Annotated[int, typer.Option(min=1, help="Challenge proofs per work slot.")] = 50,
+    deadline: Annotated[float, typer.Option(min=0.1, help="Seconds to submit assigned work.")] = 45 * 60.0,
+    demand: Annotated[int, typer.Option(min=0, help="Paid requests kept open.")] = 4,
+    demand_price: Annotated[int, typer.Option(min=1, help="Their price, attoFIL.")] = 5 * 10**15,
+    seed: Annotated[int | None, typer.Option(help="Seed of the fault coin flips (repeatable runs).")] = None,
+) -> None:
+    """Serve the mock market; prints its base URL and a throwaway demo wallet. Stops on SIGINT/SIGTERM."""
+    import os
+
+    from market.mock.app import MockMarketApp
+    from market.mock.checker import DigestStandInChecker, PairingChecker, ProofChecker
+    from market.mock.faults import FaultPlan, FaultSpecError
+    from market.mock.pool import ChallengePool
+    from market.mock.server import base_url, bind, serve_forever
+    from market.mock.state import MarketRules, MarketState
+
+    host, port = _listen(listen)
+    try:
+        plan = FaultPlan.parse(faults, seed=seed)
+    except FaultSpecError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if verifying_key is not None and not verifying_key.is_file():
+        fail(f"--verifying-key {verifying_key} is not a file", EXIT_USAGE)
+    if state is not None and not state.parent.is_dir():
+        fail(f"--state {state}: directory {state.parent} does not exist", EXIT_USAGE)
+    if pool is None:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        pool = cache / "psagent" / f"mock-pool-{sector_size.value}"
+    if pool.exists() and not pool.is_dir():
+        fail(f"--pool {pool} is not a directory", EXIT_USAGE)
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {listen}: {exc.strerror}", EXIT_USAGE)
+    checker: ProofChecker
+    if verifying_key is not None:
+        try:
+            checker = PairingChecker(verifying_key)
+        except (RuntimeError, OSError, ValueError) as exc:
+            fail(f"cannot use the verifying key: {exc}")
+    else:
+        checker = DigestStandInChecker()
+        typer.echo(
+            "proofs are checked by a stand-in (no --verifying-key): not a cryptographic check", err=True
+        )
+    proof = "StackedDrg2KiBV1_1" if sector_size is SectorSize.kib2 else "StackedDrg8MiBV1_1"
+    if not any(pool.glob("sector-*")):
+        typer.echo(f"sealing a {sector_size.value} challenge sector into {pool} (once)…", err=True)
+    try:
+        challenges = ChallengePool.open(pool, proof_type=proof)
+    except OSError as exc:
+        fail(f"cannot use the challenge pool {pool}: {exc.strerror or exc}", EXIT_USAGE)
+    rules = MarketRules(
+        slot_divisor=slot_divisor, deadline_s=deadline, demand_open=demand, demand_price=demand_price
+    )
+    books = MarketState(state, rules, challenge_source=challenges.make)
+    demo = Wallet.generate()
+    typer.echo(f"mock market: {base_url(sock)}")
+    typer.echo(f"demo wallet: {demo.address.encode('f')}")
+    typer.echo(f"demo wallet key (lotus export, throwaway): {demo.export_lotus()}")
+    typer.echo(f"inspect: {base_url(sock).removesuffix('/v0/proofs')}/_mock/state", err=True)
+    sys.stdout.flush()
+    try:
+        serve_forever(MockMarketApp(books, checker, plan), sock)
+    finally:
+        books.close()
+        sock.close()
 
 
 def register(app: typer.Typer) -> None:

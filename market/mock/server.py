@@ -28,7 +28,7 @@ from market.mock.checker import ProofChecker
 from market.mock.faults import FaultPlan
 from market.mock.state import MarketRules, MarketState
 
-__all__ = ["MockMarket", "bind", "make_config"]
+__all__ = ["MockMarket", "base_url", "bind", "make_config", "serve_forever"]
 
 
 class _DroppableH11(H11Protocol):
@@ -135,3 +135,9 @@ class MockMarket:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def serve_forever(market_app: MockMarketApp, sock: socket.socket, *, log_level: str = "info") -> None:
+    """Serve in the foreground until SIGINT/SIGTERM (uvicorn's handlers: finish in-flight requests, exit)."""
+    server = uvicorn.Server(make_config(market_app, log_level=log_level))
+    server.run(sockets=[sock])
