@@ -7,9 +7,12 @@ Curio's ``common.ProofData`` has no JSON tags, so its keys are the Go field name
      "Snap":     {"ProofType": int, "old_r": [32], "new_r": [32], "new_d": [32], "Proofs": [base64…]} | null}
 
 The request CID is the sha2-256 of these exact bytes, so ``ProofData.raw`` keeps them, and the PoRep member
-is parsed from its own exact byte span by porep's strict, byte-exact C1 model (``porep.c1``), so
-``porep.to_json() == porep_raw``. A Go-marshalled request (the only kind Curio's clients upload) is cut at
-fixed text around the C1 and never goes through ``json.loads``: for a 32GiB C1 that is ~40 MB of JSON.
+is parsed from its own exact byte span by porep's C1 codec (``porep.c1``: any formatting serde_json accepts,
+values strictly), so ``porep.to_json() == porep_raw`` whenever ``porep.canonical`` (Curio's uploads are).
+A Go-marshalled request (the only kind Curio's clients upload) is cut at fixed text around the C1 and never
+goes through ``json.loads``: for a 32GiB C1 that is ~40 MB of JSON. Any other layout is walked member by
+member after a nesting check (serde_json's limit of 127 levels), so a hostile document cannot exhaust the
+recursive parser.
 
 Stricter than Go, on purpose: SectorID is required and exactly one of PoRep / Snap must be set (Curio would
 prove the PoRep if both were); duplicate top-level keys and keys that differ from a field name only in case
@@ -28,6 +31,7 @@ from typing import Any, Literal
 from market.errors import ProtocolError
 from porep.c1 import DEFAULT_MAX_BYTES as C1_DEFAULT_MAX_BYTES
 from porep.c1 import C1FormatError, SealCommitPhase1Output, parse_c1
+from porep.c1.jsontext import MAX_NESTING, nesting
 
 __all__ = ["ProofData", "SectorID", "Snap"]
 
@@ -54,7 +58,7 @@ _GO_SUFFIX = b',"Snap":null}'
 
 
 def _load_porep(raw: bytes) -> SealCommitPhase1Output:
-    """The PoRep member, strictly parsed from its exact bytes by porep's C1 codec."""
+    """The PoRep member, parsed from its exact bytes by porep's C1 codec."""
     try:
         return parse_c1(raw, max_bytes=max(len(raw), C1_DEFAULT_MAX_BYTES))  # the transport capped the size
     except C1FormatError as exc:
@@ -224,6 +228,10 @@ class ProofData:
                     raw=raw, sector_id=SectorID(miner, number), porep=porep, snap=None, porep_span=span
                 )
         # Any other layout: walk the top-level object (this parses the members into Python objects).
+        if nesting(raw) > MAX_NESTING:
+            raise ProtocolError(
+                f"ProofData: JSON nested deeper than {MAX_NESTING} levels (a valid one nests 18)"
+            )
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

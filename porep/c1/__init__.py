@@ -4,21 +4,24 @@ Typical use::
 
     from porep.c1 import SealCommitPhase1Output, C1FormatError, KeyOrder
 
-    c1 = SealCommitPhase1Output.from_json(raw)        # strict; C1FormatError names the JSON path
+    c1 = SealCommitPhase1Output.from_json(raw)        # values strictly; C1FormatError names the JSON path
     c1.registered_proof, c1.proof_type, c1.comm_r     # RegisteredSealProof, ProofType, 32 bytes
     c1.vanilla_proofs[k][i].replica_column_proofs.c_x.column.rows
     c1.arrays["col.rows"]                              # uint8[P, C, 15, L, 32], all challenges at once
-    assert c1.to_json() == raw                         # same bytes, same key order (Rust or Go)
+    c1.canonical                                       # were the bytes exactly Rust's or Go's encoding?
+    assert c1.to_json() == raw                         # if so: same bytes, same key order (Rust or Go)
     c1.to_json(KeyOrder.GO)                            # or pick the order explicitly
 
-Policy on input that is not byte-exactly reproducible (whitespace, escapes, unknown, duplicate or
-reordered keys, leading zeros, floats, NaN): rejected, never normalised (see :mod:`porep.c1.codec`).
-Limits: ``max_bytes`` (default 128 MiB; raise it for NI-PoRep 32/64GiB C1s of ~0.5 GB), nesting depth 32,
-every array length fixed by the proof type, every integer < 2^32.
+Formatting: any JSON that serde_json reads as a ``SealCommitPhase1Output`` is accepted (whitespace,
+key order, unknown keys, escapes; duplicate or missing fields, NaN, leading zeros, floats are refused)
+and ``canonical`` reports whether the bytes were exactly a real producer's; ``canonical=True`` demands it
+(see :mod:`porep.c1.codec`). Values are always checked strictly. Limits: ``max_bytes`` (default 128 MiB;
+raise it for NI-PoRep 32/64GiB C1s of ~0.5 GB), nesting depth 127, every array length fixed by the proof
+type, every integer < 2^32.
 """
 
 from porep.c1.arrays import C1Arrays, MerkleArrays, as_ints, as_limbs, is_canonical_fr
-from porep.c1.codec import DEFAULT_MAX_BYTES, decode, detect, encode
+from porep.c1.codec import DEFAULT_MAX_BYTES, Decoded, decode, decode_document, detect, encode
 from porep.c1.errors import C1FormatError
 from porep.c1.layout import KeyOrder
 from porep.c1.models import (
@@ -42,10 +45,10 @@ from porep.c1.models import (
 
 
 def parse_c1(
-    data: bytes | bytearray | memoryview | str, *, max_bytes: int = DEFAULT_MAX_BYTES
+    data: bytes | bytearray | memoryview | str, *, max_bytes: int = DEFAULT_MAX_BYTES, canonical: bool = False
 ) -> SealCommitPhase1Output:
-    """Strictly parse a C1 JSON document (same as :meth:`SealCommitPhase1Output.from_json`)."""
-    return SealCommitPhase1Output.from_json(data, max_bytes=max_bytes)
+    """Parse a C1 JSON document (same as :meth:`SealCommitPhase1Output.from_json`)."""
+    return SealCommitPhase1Output.from_json(data, max_bytes=max_bytes, canonical=canonical)
 
 
 def dump_c1(c1: SealCommitPhase1Output, order: KeyOrder | str | None = None) -> bytes:
@@ -58,6 +61,7 @@ __all__ = [
     "C1Arrays",
     "C1FormatError",
     "Column",
+    "Decoded",
     "ColumnProof",
     "Domain",
     "EncodingProof",
@@ -75,6 +79,7 @@ __all__ = [
     "as_ints",
     "as_limbs",
     "decode",
+    "decode_document",
     "detect",
     "domain_to_int",
     "domains_array",

@@ -1,33 +1,36 @@
-"""Strict, byte-exact C1 JSON ↔ :class:`C1Arrays`, fast enough for a 32GiB C1 (~39 MB, 10.4 M integers).
+"""C1 JSON ↔ :class:`C1Arrays`: any formatting serde_json accepts, values strictly, fast for a 32GiB C1.
 
-Policy: only the two encodings real producers emit are accepted — compact serde_json (Rust key order) and
-Go ``encoding/json`` re-marshalling (Curio's key order) — and a parsed C1 always re-serialises to exactly
-the bytes it came from. Anything not reproducible byte for byte (whitespace, escapes, leading zeros,
-unknown/duplicate/reordered keys, ``null`` for arrays, floats, NaN) is **rejected** with a
-:class:`C1FormatError` naming the JSON path; nothing is silently normalised. (The market's ProofData
-envelope keeps the downloaded bytes anyway, so rejecting loses nothing a valid C1 could carry.)
+Policy (issue 15): a C1 is accepted in any JSON formatting that Rust's serde_json reads into
+``SealCommitPhase1Output`` (whitespace, key order, unknown keys, escapes; see :func:`_slow_parse` for the
+exact rules), and every *value* is checked strictly (types, lengths fixed by the proof type, ranges).
+:class:`Decoded` says whether the input bytes are *canonical*: exactly what real producers emit — compact
+serde_json in Rust's key order, or Go ``encoding/json`` re-marshalling in Curio's — so that re-serialising
+gives the same bytes. ``decode(..., canonical=True)`` demands that, naming the first differing byte.
 
-Fast path (every valid document): a valid C1 is fully determined by (proof type, key order, its integers in
-document order), so we read the proof type from the first bytes, tokenise the decimal digit runs with numpy,
-and check that the input with every digit run collapsed to ``0`` equals the layout's template byte for
-byte. The integers then go to their fields by strided views (see layout.py). Rendering is the same in
-reverse. Both work in chunks, so memory stays a small multiple of the document.
+Fast path (every canonical document): a canonical C1 is fully determined by (proof type, key order, its
+integers in document order), so we read the proof type from the first bytes, tokenise the decimal digit
+runs with numpy, and check that the input with every digit run collapsed to ``0`` equals the layout's
+template byte for byte. The integers then go to their fields by strided views (see layout.py). Rendering is
+the same in reverse. Both work in chunks, so memory stays a small multiple of the document.
 
-Slow path (only when the fast path finds a structural mismatch, and the input is ≤ SLOW_PATH_MAX_BYTES):
-``json.loads`` with duplicate-key, NaN and huge-integer guards, then a walk of the result against the same
-spec, which reports the first problem with its JSON path. If that walk finds the structure valid, the
-document is valid but not canonical, and the error names the first byte that differs.
+Whitespace only (pretty-printed, a trailing newline): the whitespace outside strings is stripped in numpy
+(:mod:`porep.c1.jsontext`) and the result takes the fast path; this works at any size.
+
+Slow path (anything else, input ≤ SLOW_PATH_MAX_BYTES): ``json.loads`` with NaN, huge-integer and depth
+guards, then a walk of the result against the same spec, which reports the first problem with its path.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from porep.c1 import jsontext
 from porep.c1.arrays import C1Arrays
 from porep.c1.errors import C1FormatError
 from porep.c1.layout import (
@@ -49,7 +52,6 @@ from porep.prooftypes import ProofType, proof_type
 MiB = 1 << 20
 DEFAULT_MAX_BYTES = 128 * MiB  # a 64GiB interactive C1 is ~40 MB; NI 32/64GiB ones (~0.5 GB) need a raise
 SLOW_PATH_MAX_BYTES = 64 * MiB  # json.loads needs ~10x the input in Python objects
-MAX_DEPTH = 32  # a valid C1 nests 17 deep
 CHUNK = 4 * MiB
 MAX_VALUE = (1 << 32) - 1  # every integer of a valid C1 is < 2^32 (bytes, indices < arity, nodes < 2^31)
 _MAX_VALUE_DIGITS = 10
@@ -59,9 +61,10 @@ _ZERO = ord("0")
 class _Mismatch(Exception):
     """Internal: the input does not have the layout's structure (offset = first byte that differs)."""
 
-    def __init__(self, offset: int, slot: int | None, reason: str):
+    def __init__(self, offset: int, slot: int | None, reason: str, *, too_long: bool = False):
         super().__init__(reason)
-        self.offset, self.slot, self.reason = offset, slot, reason
+        self.offset, self.slot, self.reason, self.too_long = offset, slot, reason, too_long
+        self.layout: Layout | None = None
 
 
 # =============================================================================================== header
@@ -333,6 +336,13 @@ def _parse_int(text: str) -> int | _Huge:
     return int(text) if len(text) <= 24 else _Huge(text)
 
 
+class _Constant:
+    """NaN / Infinity / -Infinity: Python's json reads them, JSON (and serde_json) does not."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, _Pairs):
         return "an object"
@@ -348,53 +358,49 @@ def _describe(value: Any) -> str:
         return f"an integer of {len(value.text)} digits"
     if isinstance(value, float):
         return f"the number {value!r}"
+    if isinstance(value, _Constant):
+        return f"{value.text} (not JSON)"
     return repr(value)[:40]
 
 
-def _max_depth(buf: np.ndarray) -> int:
-    """Deepest [ / { nesting outside strings (inputs with backslashes are rejected before this)."""
-    depth = parity = best = 0
-    for s in range(0, buf.size, CHUNK):
-        c = buf[s : s + CHUNK]
-        quote = c == ord('"')
-        inside = (np.cumsum(quote, dtype=np.int64) + parity) & 1
-        parity = int(inside[-1]) if c.size else parity
-        step = ((c == ord("[")) | (c == ord("{"))).astype(np.int32) - ((c == ord("]")) | (c == ord("}")))
-        step[inside.astype(bool) | quote] = 0
-        run = np.cumsum(step, dtype=np.int64) + depth
-        if run.size:
-            best = max(best, int(run.max()))
-            depth = int(run[-1])
-    return best
-
-
 def _slow_parse(data: bytes, buf: np.ndarray, forced: ProofType | None) -> tuple[Layout, np.ndarray]:
-    """json.loads + a strict walk; raises C1FormatError at the first problem, with its path."""
-    bad = np.flatnonzero((buf > 126) | (buf < 32) & (buf != 9) & (buf != 10) & (buf != 13) | (buf == 92))
+    """json.loads + a walk with serde's rules; raises C1FormatError at the first problem, with its path.
+
+    serde_json + serde's derive accept, and so do we: any whitespace, object keys in any order, unknown keys
+    (ignored), string escapes. They refuse, and so do we: duplicate fields, missing fields, NaN/Infinity,
+    invalid UTF-8, a byte-order mark, trailing data, nesting of 128 levels. Value rules stay ours and
+    strict (types, lengths, ranges). Not accepted although serde would: a struct written as a JSON array of
+    its fields, a unit variant written as ``{"Name":null}`` — no C1 producer writes those."""
+    bad = np.flatnonzero((buf < 32) & (buf != 9) & (buf != 10) & (buf != 13))
     if bad.size:
         i = int(bad[0])
-        what = "escape sequences are" if buf[i] == 92 else "non-ASCII and control characters are"
-        raise C1FormatError(f"byte 0x{int(buf[i]):02x}: {what} never part of a C1", offset=i)
-    if _max_depth(buf) > MAX_DEPTH:
-        raise C1FormatError(f"JSON nested deeper than {MAX_DEPTH} levels (a C1 nests 17)")
-
-    def constant(name: str) -> float:
-        return float("nan") if name == "NaN" else float(name.replace("Infinity", "inf"))
-
+        raise C1FormatError(f"byte 0x{int(buf[i]):02x}: control characters are not JSON", offset=i)
+    if jsontext.nesting(buf) > jsontext.MAX_NESTING:
+        raise C1FormatError(
+            f"JSON nested deeper than {jsontext.MAX_NESTING} levels (serde_json's limit; a C1 nests 17)"
+        )
     try:
-        doc = json.loads(data, object_pairs_hook=_Pairs, parse_int=_parse_int, parse_constant=constant)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise C1FormatError(f"not UTF-8: {exc.reason}", offset=exc.start) from None
+    try:
+        constants: list[_Constant] = []
+
+        def constant(name: str) -> _Constant:
+            constants.append(_Constant(name))
+            return constants[-1]
+
+        doc = json.loads(text, object_pairs_hook=_Pairs, parse_int=_parse_int, parse_constant=constant)
     except json.JSONDecodeError as exc:
-        raise C1FormatError(f"invalid JSON: {exc.msg}", offset=exc.pos) from None
-    except RecursionError:
+        raise C1FormatError(f"invalid JSON: {exc.msg}", offset=len(text[: exc.pos].encode())) from None
+    except RecursionError:  # pragma: no cover - the nesting check comes first
         raise C1FormatError("JSON nested too deeply") from None
     if not isinstance(doc, _Pairs):
         raise C1FormatError(f"expected a JSON object, got {_describe(doc)}")
-    keys = [k for k, _ in doc]
-    _check_unique(keys, "")
-    values = dict(doc)
-    if "registered_proof" not in values:
+    top = _members(doc, TOP_KEYS[KeyOrder.RUST], "", require=False)  # the walk reports missing keys
+    if "registered_proof" not in top:
         raise C1FormatError("missing key 'registered_proof'")
-    name = values["registered_proof"]
+    name = top["registered_proof"]
     if not isinstance(name, str):
         raise C1FormatError(f"expected a proof type name, got {_describe(name)}", path="registered_proof")
     try:
@@ -405,41 +411,30 @@ def _slow_parse(data: bytes, buf: np.ndarray, forced: ProofType | None) -> tuple
         if forced.proof != pt.proof:
             raise C1FormatError(f"expected {forced.name!r}", path="registered_proof")
         pt = forced
-    order = next((o for o, want in TOP_KEYS.items() if tuple(keys) == want), None)
-    if order is None:
-        _check_keys(keys, TOP_KEYS[KeyOrder.RUST], "", any_order=True)
-        raise C1FormatError(
-            "top-level keys are in neither Rust's order ("
-            + ", ".join(TOP_KEYS[KeyOrder.RUST])
-            + ") nor Go's ("
-            + ", ".join(TOP_KEYS[KeyOrder.GO])
-            + ")"
-        )
+    known = tuple(k for k, _ in doc if k in TOP_KEYS[KeyOrder.GO])
+    order = KeyOrder.GO if known == TOP_KEYS[KeyOrder.GO] else KeyOrder.RUST
     layout = layout_for(pt, order)
     seq = np.zeros(layout.slots, dtype=np.uint32)
     _Walker(seq).walk(layout.spec, doc, "", 0)
+    if constants:  # only in ignored members, or the walk would have named it
+        raise C1FormatError(f"{constants[0].text} is not JSON (serde_json refuses it, even in unknown keys)")
     return layout, seq
 
 
-def _check_unique(keys: list[str], path: str) -> None:
-    seen = set()
-    for k in keys:
-        if k in seen:
-            raise C1FormatError(f"duplicate key {k!r}", path=path or None)
-        seen.add(k)
-
-
-def _check_keys(keys: list[str], want: tuple[str, ...], path: str, *, any_order: bool = False) -> None:
-    missing = [k for k in want if k not in keys]
-    unknown = [k for k in keys if k not in want]
-    if unknown:
-        raise C1FormatError(
-            f"unknown key {unknown[0][:60]!r} (expected {', '.join(want)})", path=path or None
-        )
-    if missing:
-        raise C1FormatError(f"missing key {missing[0]!r}", path=path or None)
-    if not any_order and tuple(keys) != want:
-        raise C1FormatError(f"keys out of order: expected {', '.join(want)}", path=path or None)
+def _members(value: _Pairs, want: tuple[str, ...], path: str, *, require: bool = True) -> dict[str, Any]:
+    """The wanted members of a struct, as serde's derive reads them: any order, unknown keys ignored,
+    a wanted key twice refused, a missing one refused."""
+    got: dict[str, Any] = {}
+    wanted = set(want)
+    for k, v in value:
+        if k in wanted:
+            if k in got:
+                raise C1FormatError(f"duplicate key {k!r}", path=path or None)
+            got[k] = v
+    for k in want:
+        if k not in got and require:
+            raise C1FormatError(f"missing key {k!r}", path=path or None)
+    return got
 
 
 _NOUNS = {
@@ -527,26 +522,25 @@ class _Walker:
     def obj(self, node: Obj, value: Any, path: str, pos: int) -> None:
         if not isinstance(value, _Pairs):
             raise C1FormatError(f"expected an object, got {_describe(value)}", path=path or None)
-        keys = [k for k, _ in value]
-        _check_unique(keys, path)
         want = tuple(k.text if isinstance(k, Name) else k for k, _ in node.items)
-        if path == "vanilla_proofs" and (len(keys) != 1 or keys[0] != want[0]):
-            got = ", ".join(repr(k[:40]) for k in keys) or "no key"
-            raise C1FormatError(f"expected the single key {want[0]!r}, got {got}", path=path)
-        _check_keys(keys, want, path)
-        for (key, child), (_, v) in zip(node.items, value, strict=True):
+        if node.enum:
+            keys = [k for k, _ in value]
+            if len(keys) != 1 or keys[0] != want[0]:
+                got = ", ".join(repr(k[:40]) for k in keys) or "no key"
+                raise C1FormatError(f"expected the single key {want[0]!r}, got {got}", path=path)
+        members = _members(value, want, path)
+        for (key, child), name in zip(node.items, want, strict=True):
             if isinstance(key, Name):
                 self.name_digits(key, pos)
                 pos += self.slots(key)
-                key = key.text
-            self.walk(child, v, f"{path}.{key}" if path else key, pos)
+            self.walk(child, members[name], f"{path}.{name}" if path else name, pos)
             pos += self.slots(child)
 
 
 # =============================================================================================== API
 
 
-def _as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
+def as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
     if isinstance(data, str):
         return data.encode("utf-8")
     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -554,52 +548,113 @@ def _as_bytes(data: bytes | bytearray | memoryview | str) -> bytes:
     raise TypeError(f"a C1 is bytes or str, not {type(data).__name__}")
 
 
+@dataclass(frozen=True)
+class Decoded:
+    """A parsed C1: its arrays, the key order it is in (or closest to), and whether its bytes are exactly
+    the canonical encoding in that order (compact serde_json for Rust's order, Go's re-marshalling for
+    Curio's), i.e. whether ``encode(arrays, order)`` gives them back."""
+
+    arrays: C1Arrays
+    order: KeyOrder
+    canonical: bool
+
+
+def _fast(raw: bytes, buf: np.ndarray, proof: ProofType | None) -> Decoded | _Mismatch | None:
+    """The template path: a Decoded, a structural mismatch, or None when the start is not a C1's.
+
+    Raises C1FormatError for a canonical structure holding bad values (they cannot be fixed by reading
+    the document another way)."""
+    found = detect(raw)
+    if proof is not None and found is not None:
+        found = (proof, found[1]) if found[0].proof == proof.proof else None
+    if found is None:
+        return None
+    layout = layout_for(*found)
+    if len(raw) > layout.max_len:
+        reason = f"longer than any valid {found[0].name} C1 ({layout.max_len} bytes)"
+        mismatch = _Mismatch(len(raw), None, reason, too_long=True)
+    else:
+        try:
+            return Decoded(gather(layout, _scan(buf, layout)), layout.order, True)
+        except _Mismatch as exc:
+            mismatch = exc
+    mismatch.layout = layout
+    return mismatch
+
+
+def decode_document(
+    data: bytes | bytearray | memoryview | str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    proof: ProofType | None = None,
+) -> Decoded:
+    """Parse a C1 in any JSON formatting serde_json accepts (see :func:`_slow_parse`); values strictly.
+
+    Canonical bytes take the template path (~1.5 s at 32GiB); whitespace alone is stripped in numpy and
+    then takes it too; anything else (other key orders, unknown keys, escapes) goes through ``json.loads``
+    up to SLOW_PATH_MAX_BYTES. ``proof`` forces a geometry (tests use small Sub/Top shapes)."""
+    raw = as_bytes(data)
+    if len(raw) > max_bytes:
+        raise C1FormatError(f"C1 of {len(raw)} bytes exceeds the limit of {max_bytes}")
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    first = _fast(raw, buf, proof)
+    if isinstance(first, Decoded):
+        return first
+    src, src_buf, result = raw, buf, first
+    stripped = jsontext.strip_whitespace(buf) if buf.size else None
+    if stripped is not None and stripped.size < buf.size:
+        compact = stripped.tobytes()
+        second = _fast(compact, stripped, proof)
+        if isinstance(second, Decoded):
+            return Decoded(second.arrays, second.order, False)
+        if second is not None:
+            result = second
+        if len(raw) > SLOW_PATH_MAX_BYTES:
+            src, src_buf = compact, stripped
+    if isinstance(result, _Mismatch) and result.too_long:
+        raise C1FormatError(f"C1 of {result.offset} bytes without whitespace is {result.reason}")
+    if len(src) > SLOW_PATH_MAX_BYTES:
+        if result is None:
+            raise C1FormatError(
+                'not a C1: expected \'{"registered_proof":"<known type>"\' (Rust) '
+                "or '{\"comm_d\":[' (Go) at the start (beyond "
+                f"{SLOW_PATH_MAX_BYTES >> 20} MiB only whitespace may differ from the canonical encoding)",
+                offset=0,
+            )
+        layout = result.layout
+        slot = result.slot
+        path = layout.path_of_slot(slot) if layout and slot is not None and slot < layout.slots else None
+        offset = result.offset if src is raw else None
+        raise C1FormatError(
+            f"{result.reason} (near this value; beyond {SLOW_PATH_MAX_BYTES >> 20} MiB only whitespace may "
+            "differ from the canonical encoding)",
+            path=path,
+            offset=offset,
+        )
+    layout, seq = _slow_parse(src, src_buf, proof)
+    arrays = gather(layout, seq)
+    return Decoded(arrays, layout.order, render(layout, seq) == raw)
+
+
 def decode(
     data: bytes | bytearray | memoryview | str,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     proof: ProofType | None = None,
+    canonical: bool = False,
 ) -> tuple[C1Arrays, KeyOrder]:
-    """Strictly parse a C1 document into field arrays and the key order it was written in.
-
-    ``proof`` forces a geometry for the document's registered proof (tests use small Sub/Top shapes)."""
-    raw = _as_bytes(data)
-    if len(raw) > max_bytes:
-        raise C1FormatError(f"C1 of {len(raw)} bytes exceeds the limit of {max_bytes}")
-    buf = np.frombuffer(raw, dtype=np.uint8)
-    found = detect(raw)
-    if proof is not None and found is not None:
-        found = (proof, found[1]) if found[0].proof == proof.proof else None
-    mismatch: _Mismatch | None = None
-    if found is not None:
-        layout = layout_for(*found)
-        if len(raw) > layout.max_len:
-            raise C1FormatError(
-                f"C1 of {len(raw)} bytes is longer than any valid {found[0].name} C1 ({layout.max_len})"
-            )
-        try:
-            return gather(layout, _scan(buf, layout)), layout.order
-        except _Mismatch as exc:
-            mismatch = exc
-    if len(raw) > SLOW_PATH_MAX_BYTES:
-        if mismatch is None:
-            raise C1FormatError(
-                'not a C1: expected \'{"registered_proof":"<known type>"\' (Rust) '
-                "or '{\"comm_d\":[' (Go) at the start",
-                offset=0,
-            )
-        slot = mismatch.slot
-        path = layout.path_of_slot(slot) if slot is not None and slot < layout.slots else None
-        raise C1FormatError(f"{mismatch.reason} (near this value)", path=path, offset=mismatch.offset)
-    layout, seq = _slow_parse(raw, buf, proof)
-    arrays = gather(layout, seq)
-    canonical = render(layout, seq)
-    if canonical != raw:
-        _report_noncanonical(layout, raw, canonical)
-    return arrays, layout.order  # pragma: no cover - a canonical document never takes the slow path
+    """Parse a C1 into field arrays and its key order; ``canonical=True`` also demands the exact bytes of
+    the canonical encoding (the error then says where the input first differs)."""
+    doc = decode_document(data, max_bytes=max_bytes, proof=proof)
+    if canonical and not doc.canonical:
+        report_noncanonical(doc, as_bytes(data))
+    return doc.arrays, doc.order
 
 
-def _report_noncanonical(layout: Layout, raw: bytes, canonical: bytes) -> None:
+def report_noncanonical(doc: Decoded, raw: bytes) -> None:
+    """Raise a C1FormatError naming the first byte where ``raw`` differs from the canonical encoding."""
+    layout = layout_for(doc.arrays.proof_type, doc.order)
+    canonical = render(layout, scatter(layout, doc.arrays))
     m = min(len(raw), len(canonical))
     a = np.frombuffer(raw[:m], dtype=np.uint8)
     b = np.frombuffer(canonical[:m], dtype=np.uint8)
@@ -610,9 +665,8 @@ def _report_noncanonical(layout: Layout, raw: bytes, canonical: bytes) -> None:
     runs = int(np.count_nonzero(isd[1:] & ~isd[:-1]) + (1 if isd.size and isd[0] else 0)) if isd.size else 0
     path = layout.path_of_slot(max(runs - 1, 0)) if runs else None
     raise C1FormatError(
-        f"valid C1 but not byte-exact {layout.order.value} encoding: after this value found "
-        f"{raw[off : off + 16]!r} where the canonical document has {canonical[off : off + 16]!r} "
-        "(whitespace, escapes and other formatting are not accepted)",
+        f"not in the canonical (byte-exact) {layout.order.value} encoding: after this value found "
+        f"{raw[off : off + 16]!r} where the canonical document has {canonical[off : off + 16]!r}",
         path=path,
         offset=off,
     )

@@ -64,9 +64,12 @@ class Slot:
 
 @dataclass(frozen=True)
 class Obj:
-    """An object with exactly these keys in this order; a :class:`Name` key has its digits as integers."""
+    """An object with these keys (this order when canonical); a :class:`Name` key has its digits as integers.
+
+    ``enum``: a serde externally tagged enum, ``{"Variant": value}`` with exactly one key, not a struct."""
 
     items: tuple[tuple[str | Name, Node], ...]
+    enum: bool = False
 
 
 @dataclass(frozen=True)
@@ -238,7 +241,7 @@ def merkle_spec(prefix: str, arity: int, depth: int, sub: int, top: int) -> Obj:
                 )
             ),
         )
-    return Obj((("data", Obj(((variant, body),))),))
+    return Obj((("data", Obj(((variant, body),), enum=True)),))
 
 
 def proof_spec(pt: ProofType) -> Obj:
@@ -297,7 +300,8 @@ def c1_spec(pt: ProofType, order: KeyOrder) -> Obj:
                 Name(pt.vanilla_proofs_key, "vanilla_proofs.key.digits"),
                 Arr(pt.partitions, Arr(pt.challenges_per_partition, proof_spec(pt), "c"), "p"),
             ),
-        )
+        ),
+        enum=True,
     )
     parts: dict[str, Node] = {
         "registered_proof": Name(pt.name, "registered_proof.digits"),

@@ -9,8 +9,9 @@ the JSON codec undoes: a merkle proof is one of :class:`SingleProof` / :class:`S
 Every 32-byte value (``Domain``) is plain ``bytes`` of length 32: a Poseidon domain is the little-endian
 canonical Fr repr, a SHA-256 domain the raw digest. Models are frozen. Building a
 :class:`SealCommitPhase1Output` validates it completely against its proof type (shapes, arities, path
-lengths, ranges), with errors naming the JSON path; parsing goes through the fast codec instead and builds
-the models without re-validating them.
+lengths, ranges), with errors naming the JSON path. Parsing goes through the fast codec instead and builds
+only the header: every consumer (vanilla verification, the circuit's witness) reads the bulk arrays, so
+the ~50k-object ``vanilla_proofs`` tree of a 32GiB C1 is built on first access and kept.
 
 Write C1 JSON with :meth:`SealCommitPhase1Output.to_json` only: pydantic's own ``model_dump_json`` knows
 nothing of the ``data``/``path`` wrappers, ``_h`` or the key orders.
@@ -227,8 +228,10 @@ class Proof(_Model):
 class SealCommitPhase1Output(_Model):
     """The C1 output: everything C2 needs to prove one sector.
 
-    Parse with :meth:`from_json` (strict, byte-exact; remembers the input's key order) and write with
-    :meth:`to_json` (the remembered order unless one is given). :attr:`arrays` is the bulk numpy form.
+    Parse with :meth:`from_json` (any formatting serde_json accepts, values strictly; remembers the key
+    order and whether the bytes were canonical) and write with :meth:`to_json` (canonical, in the
+    remembered order unless one is given). :attr:`arrays` is the bulk numpy form; ``vanilla_proofs`` of a
+    parsed C1 is built from it when first read.
     """
 
     registered_proof: RegisteredProof
@@ -241,6 +244,7 @@ class SealCommitPhase1Output(_Model):
 
     _arrays: C1Arrays | None = PrivateAttr(default=None)
     _key_order: KeyOrder = PrivateAttr(default=KeyOrder.RUST)
+    _canonical: bool = PrivateAttr(default=True)
 
     @model_validator(mode="after")
     def _validate_against_proof_type(self) -> SealCommitPhase1Output:
@@ -252,9 +256,18 @@ class SealCommitPhase1Output(_Model):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SealCommitPhase1Output):
             return NotImplemented
-        return self.__dict__ == other.__dict__
+        return self.arrays.same_as(other.arrays)
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __getattr__(self, name: str) -> Any:
+        """``vanilla_proofs`` of a parsed C1 is built from its arrays on first access (then kept)."""
+        if name == "vanilla_proofs":
+            tree = vanilla_tree(self.arrays)
+            self.__dict__["vanilla_proofs"] = tree  # frozen: bypass __setattr__, the value is derived
+            self.__pydantic_fields_set__.add("vanilla_proofs")
+            return tree
+        return super().__getattr__(name)  # type: ignore[misc]
 
     # ------------------------------------------------------------------ accessors
 
@@ -266,6 +279,12 @@ class SealCommitPhase1Output(_Model):
     def key_order(self) -> KeyOrder:
         """The key order this C1 was parsed in (RUST for models built in Python)."""
         return self._key_order
+
+    @property
+    def canonical(self) -> bool:
+        """Whether this C1 was parsed from exactly its canonical bytes (``to_json()`` gives them back);
+        True for models built in Python."""
+        return self._canonical
 
     @property
     def arrays(self) -> C1Arrays:
@@ -284,11 +303,21 @@ class SealCommitPhase1Output(_Model):
 
     @classmethod
     def from_json(
-        cls, data: bytes | bytearray | memoryview | str, *, max_bytes: int = codec.DEFAULT_MAX_BYTES
+        cls,
+        data: bytes | bytearray | memoryview | str,
+        *,
+        max_bytes: int = codec.DEFAULT_MAX_BYTES,
+        canonical: bool = False,
     ) -> SealCommitPhase1Output:
-        """Strictly parse a C1 (raises :class:`C1FormatError`); ``to_json()`` gives the same bytes back."""
-        arrays, order = codec.decode(data, max_bytes=max_bytes)
-        return cls.from_arrays(arrays, key_order=order, validated=True)
+        """Parse a C1 (raises :class:`C1FormatError`); ``canonical=True`` also demands the canonical bytes.
+
+        :attr:`canonical` says whether ``to_json()`` gives the input bytes back."""
+        doc = codec.decode_document(data, max_bytes=max_bytes)
+        if canonical and not doc.canonical:
+            codec.report_noncanonical(doc, codec.as_bytes(data))
+        c1 = cls.from_arrays(doc.arrays, key_order=doc.order, validated=True)
+        c1._canonical = doc.canonical
+        return c1
 
     def to_json(self, order: KeyOrder | str | None = None) -> bytes:
         """The canonical document: compact, in ``order`` (default: the order it was parsed in)."""
@@ -298,11 +327,19 @@ class SealCommitPhase1Output(_Model):
     def from_arrays(
         cls, arrays: C1Arrays, *, key_order: KeyOrder | str = KeyOrder.RUST, validated: bool = False
     ) -> SealCommitPhase1Output:
-        """Models from bulk arrays; ``validated=True`` only for arrays straight from :func:`codec.decode`."""
+        """The model of bulk arrays (``vanilla_proofs`` built on first access); ``validated=True`` only for
+        arrays straight from :func:`codec.decode`."""
         if not validated:
             layout = layout_for(arrays.proof_type, KeyOrder.RUST)
             arrays = codec.gather(layout, codec.scatter(layout, arrays))
-        c1 = arrays_to_models(arrays)
+        c1 = SealCommitPhase1Output.model_construct(
+            registered_proof=arrays.proof_type.proof,
+            comm_r=arrays.domain("comm_r"),
+            comm_d=arrays.domain("comm_d"),
+            replica_id=arrays.domain("replica_id"),
+            seed=arrays.domain("seed"),
+            ticket=arrays.domain("ticket"),
+        )
         c1._arrays = arrays
         c1._key_order = KeyOrder(key_order)
         return c1
@@ -360,7 +397,20 @@ def _merkle_builder(arrays: C1Arrays, prefix: str, variant: str) -> Callable[[],
 
 
 def arrays_to_models(arrays: C1Arrays) -> SealCommitPhase1Output:
-    """Build the model tree from validated arrays (no re-validation: ~50k objects for a 32GiB C1)."""
+    """The whole model tree of validated arrays, built now (no re-validation: ~50k objects at 32GiB)."""
+    return SealCommitPhase1Output.model_construct(
+        registered_proof=arrays.proof_type.proof,
+        vanilla_proofs=vanilla_tree(arrays),
+        comm_r=arrays.domain("comm_r"),
+        comm_d=arrays.domain("comm_d"),
+        replica_id=arrays.domain("replica_id"),
+        seed=arrays.domain("seed"),
+        ticket=arrays.domain("ticket"),
+    )
+
+
+def vanilla_tree(arrays: C1Arrays) -> tuple[tuple[Proof, ...], ...]:
+    """``vanilla_proofs`` ([partition][challenge]) of validated arrays, as model objects."""
     pt = arrays.proof_type
     f = arrays.fields
     L = pt.layers
@@ -409,16 +459,7 @@ def arrays_to_models(arrays: C1Arrays) -> SealCommitPhase1Output:
             encoding_proof=encoding,
         )
 
-    vanilla = tuple(tuple(proof() for _ in range(pt.challenges_per_partition)) for _ in range(pt.partitions))
-    return SealCommitPhase1Output.model_construct(
-        registered_proof=pt.proof,
-        vanilla_proofs=vanilla,
-        comm_r=arrays.domain("comm_r"),
-        comm_d=arrays.domain("comm_d"),
-        replica_id=arrays.domain("replica_id"),
-        seed=arrays.domain("seed"),
-        ticket=arrays.domain("ticket"),
-    )
+    return tuple(tuple(proof() for _ in range(pt.challenges_per_partition)) for _ in range(pt.partitions))
 
 
 # ============================================================================================ models → arrays
