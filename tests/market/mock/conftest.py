@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,20 +29,31 @@ def wallet() -> Wallet:
     return Wallet.generate()
 
 
-def start_market(pool: ChallengePool, *, state_path: Path | None = None, **rules: object) -> MockMarket:
-    return MockMarket(
-        checker=DigestStandInChecker(),
-        rules=MarketRules(**rules),  # type: ignore[arg-type]
-        state_path=state_path,
-        challenge_source=pool.make,
-    ).start()
+MakeMarket = Callable[..., MockMarket]
 
 
 @pytest.fixture
-def market(challenge_pool: ChallengePool) -> Iterator[MockMarket]:
-    """A market with small numbers: 2 challenge proofs per slot."""
-    m = start_market(challenge_pool, slot_divisor=2)
-    try:
-        yield m
-    finally:
+def make_market(challenge_pool: ChallengePool) -> Iterator[MakeMarket]:
+    """Start mock markets with the given rules (keyword arguments of MarketRules, plus state_path); every
+    market started is stopped at teardown."""
+    started: list[MockMarket] = []
+
+    def make(*, state_path: Path | None = None, **rules: Any) -> MockMarket:
+        m = MockMarket(
+            checker=DigestStandInChecker(),
+            rules=MarketRules(**rules),
+            state_path=state_path,
+            challenge_source=challenge_pool.make,
+        ).start()
+        started.append(m)
+        return m
+
+    yield make
+    for m in started:
         m.stop()
+
+
+@pytest.fixture
+def market(make_market: MakeMarket) -> MockMarket:
+    """A market with small numbers: 2 challenge proofs per slot."""
+    return make_market(slot_divisor=2)

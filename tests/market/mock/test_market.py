@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import cbor2
@@ -15,24 +17,22 @@ from market.cid import RequestCid
 from market.client import MarketClient, RetryPolicy
 from market.errors import Rejected, SignatureRejected, TooManyRequests, WorkGone
 from market.mock import MockMarket, stand_in_proof
-from market.mock.pool import ChallengePool
 from market.mock.vouchers import voucher_signer
 from market.models import ProofReward
 from market.proofdata import ProofData
 from market.wallet import Wallet
-from tests.market.mock.conftest import start_market
 
 pytestmark = pytest.mark.anyio
 PRICE = 4 * 10**15
 FAST = RetryPolicy(initial_s=0.02, max_s=0.1, budget_s=5.0, attempt_s=5.0)
 
 
-def client(market: MockMarket, wallet: Wallet, **kw: object) -> MarketClient:
-    return MarketClient(market.base_url, wallet, retry=FAST, **kw)  # type: ignore[arg-type]
+def client(market: MockMarket, wallet: Wallet, **kw: Any) -> MarketClient:
+    return MarketClient(market.base_url, wallet, retry=FAST, **kw)
 
 
-def state(market: MockMarket) -> dict:  # type: ignore[type-arg]
-    return httpx.get(market.root_url + "/_mock/state").json()
+def state(market: MockMarket) -> dict[str, Any]:
+    return dict(httpx.get(market.root_url + "/_mock/state").json())
 
 
 def demand(market: MockMarket, count: int, price: int) -> list[str]:
@@ -73,7 +73,8 @@ async def test_ask_match_fetch_complete_voucher(market: MockMarket, wallet: Wall
         assert RequestCid.parse(cid).matches(raw)
         pd = ProofData.parse(raw)
         assert (pd.sector_id.miner, pd.sector_id.number, pd.kind) == (1000, 1, "PoRep")
-        rewards = [await c.complete(cid, stand_in_proof(raw))]
+        first = await c.complete(cid, stand_in_proof(raw))
+        assert isinstance(first, ProofReward) and first.pow
         await earn(c, 3)  # 4 challenge proofs / 2 per slot = 2 slots
         me = state(market)["providers"][wallet.address.encode("f")]
         assert (me["challenges"], me["slots"]) == (4, 2)
@@ -205,8 +206,8 @@ async def test_signature_refusals(market: MockMarket, wallet: Wallet) -> None:
     assert counters["rejected_malformed_signature"] == 1 and counters["rejected_bad_address"] == 1
 
 
-async def test_deadline_penalty_and_reassignment(challenge_pool: ChallengePool) -> None:
-    market = start_market(challenge_pool, deadline_s=1.0, initial_challenges=60)
+async def test_deadline_penalty_and_reassignment(make_market: Callable[..., MockMarket]) -> None:
+    market = make_market(deadline_s=1.0, initial_challenges=60)
     late, other = Wallet.generate(), Wallet.generate()
     try:
         async with client(market, late) as c:
@@ -234,10 +235,10 @@ async def test_deadline_penalty_and_reassignment(challenge_pool: ChallengePool) 
 
 
 async def test_state_survives_a_restart(
-    challenge_pool: ChallengePool, tmp_path: Path, wallet: Wallet
+    make_market: Callable[..., MockMarket], tmp_path: Path, wallet: Wallet
 ) -> None:
     path = tmp_path / "market.db"
-    market = start_market(challenge_pool, state_path=path, slot_divisor=1)
+    market = make_market(state_path=path, slot_divisor=1)
     try:
         async with client(market, wallet) as c:
             await earn(c, 1)
@@ -248,7 +249,7 @@ async def test_state_survives_a_restart(
         before = state(market)
     finally:
         market.stop()
-    market = start_market(challenge_pool, state_path=path, slot_divisor=1)
+    market = make_market(state_path=path, slot_divisor=1)
     try:
         after = state(market)
         assert (
