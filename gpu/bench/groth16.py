@@ -21,6 +21,7 @@ import numpy as np
 
 from gpu.arith.fields.constants import R_MODULUS
 from gpu.curves import G1, G2
+from gpu.device import Device
 from gpu.groth16.params import Parameters, VerifyingKey
 from gpu.groth16.prover import Assignment, ProvingKey, prove
 from gpu.groth16.synthetic import SyntheticCircuit
@@ -71,7 +72,7 @@ def bench_prove(
     seed: int = 0,
     pseudo_random: bool | None = None,
     export: Path | None = None,
-    device: Any = None,
+    device: Device | int | None = None,
     progress: Callable[[str], None] | None = None,
     circuits: int = 1,
     host_memory: str = "pinned",
@@ -129,7 +130,8 @@ def bench_prove(
     vk = params.vk
     t0 = time.perf_counter()
     say(f"key load (witness took {row['witness_s']:.1f} s)")
-    pk = ProvingKey(params, density, backend=backend, device=device, keep_host=not fake)
+    dev = 0 if device is None else device  # a measurement's default: device 0
+    pk = ProvingKey(params, density, backend=backend, device=dev, keep_host=not fake)
     del params
     row["key_load_s"] = time.perf_counter() - t0
     if backend == "cuda":

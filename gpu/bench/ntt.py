@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from gpu.device import Device
 from gpu.ntt import Direction, Kind, Order, ntt
 
 
@@ -39,7 +40,7 @@ def bench_ntt(
     batch: int = 1,
     check_max_log: int = 20,
     seed: int = 0,
-    device: Any = None,
+    device: Device | int | None = None,
 ) -> dict[str, Any]:
     """Forward NTTs of ``batch`` x 2^logn elements; returns a result row."""
     rng = np.random.default_rng(seed)
@@ -58,7 +59,7 @@ def bench_ntt(
 
         from gpu.device import get_device
 
-        dev = get_device(device)
+        dev = get_device(0 if device is None else device)  # a measurement's default: device 0
         row["device"] = dev.name
         with dev.use():
             d = cuda.to_device(x)
@@ -107,7 +108,7 @@ def bench_h_step(
     warmup: int = 1,
     check_max_log: int = 20,
     seed: int = 0,
-    device: Any = None,
+    device: Device | int | None = None,
 ) -> dict[str, Any]:
     """The Groth16 H step (3 iNTT + 3 coset NTT + pointwise + coset iNTT) on resident a, b, c."""
     from gpu.groth16.prover import h_step_device, quotient_cpu
@@ -122,7 +123,7 @@ def bench_h_step(
 
         from gpu.device import get_device
 
-        dev = get_device(device)
+        dev = get_device(0 if device is None else device)  # a measurement's default: device 0
         row["device"] = dev.name
         with dev.use():
             d = cuda.to_device(abc)

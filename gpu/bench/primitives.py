@@ -276,6 +276,7 @@ def bench_msm(
     windows: list[int] | None = None,
     cpu_check: bool = False,
     period_log2: int = 24,
+    device: int = 0,
 ) -> dict[str, Any]:
     from gpu.msm import MSMContext
 
@@ -289,7 +290,7 @@ def bench_msm(
     gen_s = time.perf_counter() - t0
     want = expected_msm(scalars, p0b, qb, period)
     t0 = time.perf_counter()
-    ctx = MSMContext(bases, backend=backend)
+    ctx = MSMContext(bases, backend=backend, device=device)
     upload_s = time.perf_counter() - t0
     del bases
     res: dict[str, Any] = {

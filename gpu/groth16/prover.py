@@ -34,11 +34,12 @@ import numpy as np
 from gpu.arith.fields import fr_encode, fr_from_ints, fr_mul_batch, fr_sub_batch
 from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.curves import G1, G2
-from gpu.device import Device, get_device
+from gpu.device import Device, place
 from gpu.groth16.params import Parameters, Proof
 from gpu.groth16.r1cs import R1CS, Density
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
 from gpu.ntt.tables import NO_SCALE, scale
+from gpu.placement import Backend
 from gpu.transfer import PinnedPool, Staging, pinned_copy
 
 
@@ -191,18 +192,15 @@ class ProvingKey:
         params: Parameters,
         density: Density,
         *,
-        backend: str = "cpu",
+        backend: Backend | str = Backend.cpu,
         device: Device | int | None = None,
         keep_host: bool = True,
     ) -> None:
         from gpu.msm import MSMContext
 
-        if backend not in ("cpu", "cuda"):
-            raise ValueError(f"backend must be 'cpu' or 'cuda', not {backend!r}")
         self.params = params
         self.vk = params.vk
-        self.backend = backend
-        self.device = get_device(device) if backend == "cuda" else None
+        self.backend, self.device = place(backend, device)
         self.density = density
         self.num_inputs = params.vk.num_inputs
         self.num_aux = params.l.shape[0]
@@ -273,13 +271,15 @@ def prove(
     s: int | Sequence[int] | None = None,
     timings: list[dict[str, float]] | None = None,
     batch: bool = True,
+    memory_bytes: int | None = None,
 ) -> list[Proof]:
     """Proofs for one or several assignments of the key's circuit shape. ``r``/``s`` (one int per circuit, or
     one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives
     one dict of per-phase seconds per circuit. With the CUDA backend and several circuits, ``batch`` runs each
     MSM once for a group of circuits (``MSMContext.msm_batch``: one sort and one accumulation pass over the
-    resident bases); the groups are as large as device memory admits. In a batch, a circuit's MSM phases are
-    the group's time divided by its size (key ``batch`` gives the size)."""
+    resident bases); the groups are as large as ``memory_bytes`` admits (the agent's admission grant; None:
+    the device's free memory now). In a batch, a circuit's MSM phases are the group's time divided by its
+    size (key ``batch`` gives the size)."""
     asgs = [assignments] if isinstance(assignments, Assignment) else list(assignments)
     nc = len(asgs)
     rs = _per_circuit(r, nc)
@@ -290,7 +290,7 @@ def prove(
         with pk.device.use():
             if batch and nc > 1:
                 res = []
-                size = _group_size(pk, nc)
+                size = _group_size(pk, nc, memory_bytes)
                 for lo in range(0, nc, size):
                     res += _msms_cuda_batch(pk, asgs[lo : lo + size], ts[lo : lo + size])
             else:
@@ -421,19 +421,30 @@ def _msms_cuda_batch(
     return outs
 
 
-def _group_size(pk: ProvingKey, nc: int) -> int:
-    """Circuits per batch: what fits in the device's free memory next to one circuit's MSM working buffers
-    (sorted entries at ~12 windows, 8 bytes each). Each circuit holds h, the witness and the gathered A/B
-    scalars on the device (32 bytes per element) while its group's MSMs run."""
-    assert pk.device is not None
-    if pk.device.simulated:
-        return nc
-    from numba import cuda
+def device_bytes(pk: ProvingKey, circuits: int = 1) -> int:
+    """Device bytes one prove() call of ``circuits`` circuits needs beyond the key's resident bases: one
+    circuit's MSM working buffers (the H step's (3, n, 8) buffer, sorted entries at ~12 windows, 8 bytes
+    each) plus, per circuit of a batch, h, the witness and the gathered A/B scalars (32 bytes per element).
+    What the agent reserves before it hands the job over."""
+    working, per_circuit = _batch_bytes(pk)
+    return working + circuits * per_circuit
 
-    free = int(cuda.current_context().get_memory_info()[0])
+
+def _batch_bytes(pk: ProvingKey) -> tuple[int, int]:
     n = 1 << pk.logn
     per_circuit = 32 * (n + pk.num_inputs + pk.num_aux + pk.a_aux_idx.shape[0] + pk.b_aux_idx.shape[0])
-    working = 3 * n * 32 + 12 * 8 * n  # the H step's (3, n, 8) buffer, one MSM's sorted entries
+    working = 3 * n * 32 + 12 * 8 * n
+    return working, per_circuit
+
+
+def _group_size(pk: ProvingKey, nc: int, memory_bytes: int | None = None) -> int:
+    """Circuits per batch: what fits in ``memory_bytes`` (None: the device's free memory now) next to the
+    working buffers (see device_bytes)."""
+    assert pk.device is not None
+    free = memory_bytes if memory_bytes is not None else pk.device.free_memory()
+    if free is None:  # the simulator
+        return nc
+    working, per_circuit = _batch_bytes(pk)
     return max(1, min(nc, (free - working) // max(per_circuit, 1)))
 
 

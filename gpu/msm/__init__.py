@@ -1,9 +1,10 @@
 """Multi-scalar multiplication over G1 and G2 (Pippenger with signed windows + the Groth16 split).
 
-Public API (backend="cpu" | "cuda"; both give identical affine results):
-  msm_g1(bases, scalars, backend=..., device=None, window=None) -> (2, 12) affine point
+Public API (backend Backend.cpu | Backend.cuda or its name, with the device named for CUDA; both give
+identical affine results):
+  msm_g1(bases, scalars, backend=..., device=..., window=None) -> (2, 12) affine point
   msm_g2(bases, scalars, ...) -> (2, 2, 12)
-  MSMContext(bases, backend=..., device=None): bases uploaded once (kept on the device), then
+  MSMContext(bases, backend=..., device=...): bases uploaded once (kept on the device), then
       ctx.msm(scalars[, window=, timings=]) any number of times;
       ctx.msm_batch([scalars_0, ..., scalars_{K-1}][, window=, timings=, max_bytes=]) -> (K, ...) affine
       points: K vectors of one length over the same bases, on the GPU in one pass (split to fit max_bytes).
@@ -19,6 +20,7 @@ import numpy as np
 from gpu.device import Device
 from gpu.msm.context import MSMContext, group_of, msm
 from gpu.msm.digits import num_windows, window_bits
+from gpu.placement import Backend
 
 __all__ = ["MSMContext", "group_of", "msm", "msm_g1", "msm_g2", "num_windows", "window_bits"]
 
@@ -27,7 +29,7 @@ def msm_g1(
     bases: np.ndarray,
     scalars: np.ndarray,
     *,
-    backend: str = "cpu",
+    backend: Backend | str = Backend.cpu,
     device: Device | int | None = None,
     window: int | None = None,
 ) -> np.ndarray:
@@ -41,7 +43,7 @@ def msm_g2(
     bases: np.ndarray,
     scalars: np.ndarray,
     *,
-    backend: str = "cpu",
+    backend: Backend | str = Backend.cpu,
     device: Device | int | None = None,
     window: int | None = None,
 ) -> np.ndarray:

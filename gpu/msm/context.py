@@ -32,10 +32,11 @@ from numba import cuda
 
 from gpu.curves import G1, G2
 from gpu.curves._host import Group
-from gpu.device import Device, get_device
+from gpu.device import Device, place
 from gpu.msm import accumulate, batch_add, integrate, sort
 from gpu.msm.cpu import combine_windows, msm_cpu
 from gpu.msm.digits import num_windows, window_bits
+from gpu.placement import Backend
 
 POINT_THREADS = 128  # threads per block for kernels doing point arithmetic (~170 registers each)
 LIGHT_THREADS = 256
@@ -79,26 +80,21 @@ class MSMContext:
     """
 
     def __init__(
-        self, bases: np.ndarray, *, backend: str = "cpu", device: Device | int | None = None
+        self, bases: np.ndarray, *, backend: Backend | str = Backend.cpu, device: Device | int | None = None
     ) -> None:
-        if backend not in ("cpu", "cuda"):
-            raise ValueError(f"backend must be 'cpu' or 'cuda', not {backend!r}")
-        self.backend = backend
+        self.backend, self.device = place(backend, device)
         if _is_device_array(bases):
-            if backend != "cuda":
+            if self.backend is not Backend.cuda:
                 raise ValueError("device-array bases need backend='cuda'")
             self.group = group_of(np.empty((0,) + tuple(bases.shape[1:]), dtype=np.uint32))
             self.n = bases.shape[0]
-            self.device: Device | None = get_device(device)
             self._bases: Any = bases
             return
         bases = np.ascontiguousarray(bases)
         self.group = group_of(bases)
         self.group.check_array(bases, 2, "bases")
         self.n = bases.shape[0]
-        self.device = None
-        if backend == "cuda":
-            self.device = get_device(device)
+        if self.device is not None:
             with self.device.use():
                 self._bases = cuda.to_device(bases)
         else:
@@ -418,7 +414,7 @@ def msm(
     bases: np.ndarray,
     scalars: np.ndarray,
     *,
-    backend: str = "cpu",
+    backend: Backend | str = Backend.cpu,
     device: Device | int | None = None,
     window: int | None = None,
 ) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Number-theoretic transforms over Fr (BLS12-381 scalars), CPU (Numba) and CUDA, with identical results.
 
 Public API
-  ntt(x, direction=Direction.FORWARD, kind=Kind.STANDARD, order=Order.NN, backend="cpu"|"cuda", device=None)
+  ntt(x, direction=Direction.FORWARD, kind=Kind.STANDARD, order=Order.NN, backend=Backend.cpu, device=None)
+      backend: Backend.cpu | Backend.cuda (or the name); the CUDA backend needs the device named.
       x: (n, 8) or (batch, n, 8) uint32 Montgomery Fr, n a power of two (up to 2^32 by the field; 2^27 is the
       Groth16 PoRep size). A numpy array is copied and the result returned as numpy; with backend="cuda" a
       numba device array is transformed in place (and returned). Batches share twiddles and kernel launches.
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu.device import Device, get_device
+from gpu.device import Device, place
 from gpu.ntt import cpu as _cpu
 from gpu.ntt.domain import (
     Algorithm,
@@ -35,6 +36,7 @@ from gpu.ntt.domain import (
     vanishing_on_coset,
 )
 from gpu.ntt.tables import NO_SCALE, Scale, scale, twiddles
+from gpu.placement import Backend
 
 __all__ = [
     "Algorithm",
@@ -97,7 +99,7 @@ def transform_cuda(
     pre: Scale,
     post: Scale,
     *,
-    device: Device | int | None = None,
+    device: Device,
     passes: list[tuple[int, int, int]] | None = None,
 ) -> None:
     """In place on a (batch, n, 8) device array; the caller holds the device (Device.use())."""
@@ -116,7 +118,7 @@ def ntt(
     direction: Direction = Direction.FORWARD,
     kind: Kind = Kind.STANDARD,
     order: Order = Order.NN,
-    backend: str = "cpu",
+    backend: Backend | str = Backend.cpu,
     device: Device | int | None = None,
     passes: list[tuple[int, int, int]] | None = None,
 ) -> Any:
@@ -124,17 +126,15 @@ def ntt(
     ``passes`` overrides the CUDA pass shape (tests)."""
     p = plan(order)
     inverse = direction is Direction.INVERSE
-    if backend == "cpu":
+    chosen, dev = place(backend, device)
+    if dev is None:
         a = np.array(_check_host(np.asarray(x)), dtype=np.uint32, order="C", copy=True)
         a3, logn, squeeze = _as_batch(a)
         pre, post = scales_for(logn, direction, kind)
         transform_cpu(a3, logn, p, inverse, pre, post)
         return a
-    if backend != "cuda":
-        raise ValueError(f"backend must be 'cpu' or 'cuda', not {backend!r}")
     from numba import cuda
 
-    dev = get_device(device)
     with dev.use():
         host = isinstance(x, np.ndarray)
         d = cuda.to_device(np.ascontiguousarray(_check_host(x))) if host else x

@@ -22,7 +22,7 @@ from numba import cuda, uint32
 
 from gpu.arith.cudashim import jitable, kernel
 from gpu.arith.fields import fr_load, fr_mul, fr_store, fr_sub
-from gpu.device import Device, get_device
+from gpu.device import Device
 from gpu.ntt.cache import BoundedCache
 from gpu.ntt.domain import Algorithm, split_passes
 from gpu.ntt.kernels_common import apply_scale, brev, dif_butterfly, dit_butterfly, twiddle
@@ -232,12 +232,12 @@ def butterflies(
     pre: Scale = NO_SCALE,
     post: Scale = NO_SCALE,
     *,
-    device: Device | int | None = None,
+    device: Device,
     plan: list[tuple[int, int, int]] | None = None,
 ) -> None:
     """All stages on a (batch, n, 8) device array in place, with the pre/post scales fused (the caller holds
     the device; kernels go to the default stream)."""
-    dev = get_device(device)
+    dev = device
     batch = d_a.shape[0]
     dif = algorithm is Algorithm.DIF
     if logn == 0:
@@ -276,11 +276,10 @@ def butterflies(
         )
 
 
-def scale(d_a: Any, logn: int, s: Scale, reversed_pos: bool, *, device: Device | int | None = None) -> None:
+def scale(d_a: Any, logn: int, s: Scale, reversed_pos: bool, *, device: Device) -> None:
     if not s.mode:
         return
-    dev = get_device(device)
-    c, lo, hi = _device_scale(dev, s)
+    c, lo, hi = _device_scale(device, s)
     n = 1 << logn
     _scale_kernel[((n + LIGHT_THREADS - 1) // LIGHT_THREADS, d_a.shape[0]), LIGHT_THREADS](
         d_a, logn, reversed_pos, s.mode, c, lo, hi, s.lbits

@@ -1,12 +1,10 @@
 """bellperson binary layouts: .vk and .params written by us read back identically, a .vk checked by an
 independent parser written here from porep.md §8 (struct offsets + deps.md §1.5 conversions + pyblst), proofs
-(192 bytes) with their rejections; the partition assembler and the device scheduler."""
+(192 bytes) with their rejections. (Partition assembly, device admission: tests/agent/test_admission.py.)"""
 
 from __future__ import annotations
 
 import struct
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +14,7 @@ from pyblst import BlstP1Element, BlstP2Element
 
 from gpu.arith.fields.constants import P_MODULUS as P
 from gpu.curves import G1, G2, EncodingError
-from gpu.groth16.assembler import AssemblyError, ProofAssembler, new_job_id
 from gpu.groth16.params import PROOF_BYTES, Parameters, Proof, VerifyingKey, split_proofs
-from gpu.groth16.scheduler import BudgetExceeded, DeviceScheduler, MemoryBudget
 from gpu.groth16.setup import generate
 
 
@@ -129,71 +125,3 @@ def test_proof_bytes(params: Parameters) -> None:
     assert split_proofs(raw * 3) == [raw] * 3
     with pytest.raises(EncodingError):
         split_proofs(raw + b"x")
-
-
-def test_assembler_orders_and_refuses_mixing() -> None:
-    asm = ProofAssembler()
-    j1, j2 = new_job_id(), new_job_id()
-    assert j1 != j2
-    asm.start(j1, 3)
-    asm.start(j2, 3)
-    parts = [bytes([i]) * PROOF_BYTES for i in range(3)]
-    for i in (2, 0, 1):
-        asm.insert(j1, i, parts[i])
-    with pytest.raises(AssemblyError, match="duplicate"):
-        asm.insert(j1, 1, parts[1])
-    with pytest.raises(AssemblyError, match="out of range"):
-        asm.insert(j2, 3, parts[0])
-    with pytest.raises(AssemblyError, match="missing partitions"):
-        asm.assemble(j2)
-    assert asm.assemble(j1) == b"".join(parts)
-    with pytest.raises(AssemblyError, match="finished or failed"):
-        asm.insert(j1, 0, parts[0])  # late partition of a finished job
-    with pytest.raises(AssemblyError, match="already used"):
-        asm.start(j1, 3)
-    with pytest.raises(AssemblyError, match="unknown"):
-        asm.insert("nope", 0, parts[0])
-    asm.fail(j2, "GPU error")
-    with pytest.raises(AssemblyError):
-        asm.insert(j2, 0, parts[0])
-
-
-def test_memory_budget_admits_only_what_fits() -> None:
-    from contextlib import ExitStack
-
-    budget = MemoryBudget(100)
-    order: list[str] = []
-    held = ExitStack()
-
-    def second() -> None:
-        held.enter_context(budget.reserve(50))
-        order.append("second")
-
-    with budget.reserve(70):
-        t = threading.Thread(target=second)
-        t.start()
-        time.sleep(0.2)
-        order.append("first-done")
-    t.join(5)
-    assert order == ["first-done", "second"] and budget.used == 50
-    with pytest.raises(BudgetExceeded):
-        with budget.reserve(101):
-            pass
-    with pytest.raises(BudgetExceeded, match="did not fit"):
-        with budget.reserve(60, timeout=0.05):
-            pass
-    held.close()
-    assert budget.used == 0
-
-
-def test_scheduler_uses_the_named_device() -> None:
-    from gpu.device import devices
-
-    devs = devices()
-    sched = DeviceScheduler(devs, budget_bytes={d.index: 1000 for d in devs})
-    with sched.run_on(devs[0].index, 600) as d:
-        assert d.index == devs[0].index
-        assert sched.budgets[d.index].used == 600
-    with pytest.raises(ValueError, match="not scheduled"):
-        with sched.run_on(99, 1):
-            pass

@@ -136,7 +136,7 @@ def test_cuda_proof_equals_cpu_bytes(seed: int) -> None:
     params = generate(r1cs, test_seed=seed)
     asg = Assignment.from_r1cs(r1cs, sc.witness())
     cpu = prove(ProvingKey(params, r1cs.density()), asg, r=5, s=9)[0].to_bytes()
-    gpu = prove(ProvingKey(params, r1cs.density(), backend="cuda"), asg, r=5, s=9)[0].to_bytes()
+    gpu = prove(ProvingKey(params, r1cs.density(), backend="cuda", device=0), asg, r=5, s=9)[0].to_bytes()
     assert gpu == cpu, f"seed {seed}"
     assert verify(params.vk, gpu, sc.public_inputs())
     assert not verify(params.vk, gpu, [sc.public_inputs()[0] ^ 1, sc.public_inputs()[1]])
@@ -175,10 +175,14 @@ def test_cuda_batch_equals_cpu(seed: int) -> None:
     asgs = [Assignment.from_r1cs(r1cs, sc.witness()) for sc in circuits]
     asgs[1] = asgs[1].pinned()  # page-locked: uploaded by direct DMA, the others through staging
     rs, ss = [3 + 2 * i for i in range(k)], [7 + 2 * i for i in range(k)]
-    pk = ProvingKey(params, r1cs.density(), backend="cuda")
+    pk = ProvingKey(params, r1cs.density(), backend="cuda", device=0)
     timings: list[dict[str, float]] = []
     batched = [p.to_bytes() for p in prove(pk, asgs, r=rs, s=ss, timings=timings)]
     assert [t["batch"] for t in timings] == [float(k)] * k
+    # batch sizing reads the admission's grant when given one (memory_bytes), not the device's free memory
+    from gpu.groth16.prover import _group_size, device_bytes
+
+    assert [_group_size(pk, k, device_bytes(pk, j)) for j in (1, 2, k + 5)] == [1, 2, k]
     pinned_bytes = sum(x.nbytes for x in (asgs[1].witness, asgs[1].a, asgs[1].b, asgs[1].c))
     assert pk.staging.direct_bytes == pinned_bytes and pk.staging.staged_bytes == (k - 1) * pinned_bytes
     cpu = [p.to_bytes() for p in prove(ProvingKey(params, r1cs.density()), asgs, r=rs, s=ss)]

@@ -47,7 +47,7 @@ def _check(name: str, a: np.ndarray, pts: list, circuits: list[list[int]], seed:
     """The CUDA batch == the CPU batch == the CPU msm() per vector == blst per vector; returns the batch."""
     G, ident = GROUPS[name]
     ss = [fr_from_ints(ks) for ks in circuits]
-    gpu = MSMContext(a, backend="cuda").msm_batch(ss, window=WINDOW)
+    gpu = MSMContext(a, backend="cuda", device=0).msm_batch(ss, window=WINDOW)
     assert gpu.shape == (len(ss),) + G.affine_shape
     cpu_ctx = MSMContext(a, backend="cpu")
     np.testing.assert_array_equal(gpu, cpu_ctx.msm_batch(ss, window=WINDOW), err_msg=f"seed {seed}")
@@ -87,7 +87,7 @@ def test_forced_split(seed: int) -> None:
     whole = MSMContext(a, backend="cpu").msm_batch(ss, window=WINDOW)
     for k, ks in enumerate(circuits):
         assert G1.to_blst(whole[k : k + 1])[0] == _oracle(pts, ks, BlstP1Element), (seed, k)
-    ctx = MSMContext(a, backend="cuda")
+    ctx = MSMContext(a, backend="cuda", device=0)
     n_one, n_other = _counts(circuits)
     c = WINDOW or window_bits(int(n_other.max()), "cuda")
     two = pass_bytes(n_one[:2], n_other[:2], N["g1"], c, 4 * 4 * 12)[0]
@@ -109,7 +109,7 @@ def test_device_arrays_and_prefix(seed: int) -> None:
     a, pts = random_points("g1", n, rnd)
     circuits = _circuits("mm", rnd, n - 1)
     ss = [fr_from_ints(ks) for ks in circuits]
-    ctx = MSMContext(a, backend="cuda")
+    ctx = MSMContext(a, backend="cuda", device=0)
     got = ctx.msm_batch([cuda.to_device(ss[0]), ss[1]], window=WINDOW)
     for k, ks in enumerate(circuits):
         assert G1.to_blst(got[k : k + 1])[0] == _oracle(pts[: n - 1], ks, BlstP1Element), (seed, k)
@@ -121,7 +121,7 @@ def test_device_arrays_and_prefix(seed: int) -> None:
 @pytest.mark.parametrize("backend", ["cpu", "cuda"])
 def test_bad_input(backend: str) -> None:
     a, _ = random_points("g1", 4, random.Random(1))
-    ctx = MSMContext(a, backend=backend)
+    ctx = MSMContext(a, backend=backend, device=0)
     ok = fr_from_ints([1, 2, 3])
     bad = [
         ([], "at least one"),

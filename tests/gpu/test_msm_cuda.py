@@ -27,7 +27,7 @@ GROUPS = {"g1": (G1, BlstP1Element), "g2": (G2, BlstP2Element)}
 def _check(name: str, a: np.ndarray, pts: list, ks: list[int], window: int | None, seed: int) -> None:
     G, ident = GROUPS[name]
     s = fr_from_ints(ks)
-    gpu = MSMContext(a, backend="cuda").msm(s, window=window)
+    gpu = MSMContext(a, backend="cuda", device=0).msm(s, window=window)
     cpu = MSMContext(a, backend="cpu").msm(s, window=window)
     np.testing.assert_array_equal(gpu, cpu, err_msg=f"seed {seed}")
     assert G.to_blst(gpu[None])[0] == _oracle(pts, ks, ident), seed
@@ -62,7 +62,7 @@ def test_one_bucket_spanning_many_threads(seed: int) -> None:
     n = 40 if SIM else 5000
     k = rnd.randrange(2, 1 << 6) if SIM else rnd.randrange(R)
     rep = np.repeat(a, n, axis=0)
-    got = MSMContext(rep, backend="cuda").msm(fr_from_ints([k] * n), window=3 if SIM else None)
+    got = MSMContext(rep, backend="cuda", device=0).msm(fr_from_ints([k] * n), window=3 if SIM else None)
     assert G1.to_blst(got[None])[0] == pts[0].scalar_mul(n * k % R), seed
 
 
@@ -77,15 +77,21 @@ def test_exclusive_scan(rng: np.random.Generator) -> None:
 
 
 def test_device_selection(seed: int) -> None:
-    """Devices are discovered when asked; a job names its device (object or index); bad indices fail."""
+    """Devices are discovered when asked; a job names its device (object or index): there is no default
+    device; bad indices are a GpuError; a CUDA job without a device is refused."""
     from gpu.device import Device, devices, get_device
+    from gpu.placement import GpuError
 
     found = devices()
     assert found and all(isinstance(d, Device) for d in found)
-    d0 = get_device(None)
+    d0 = get_device(found[0].index)
     assert get_device(d0.index) == d0 and get_device(d0) is d0
-    with pytest.raises(RuntimeError):
+    with pytest.raises(GpuError, match="no CUDA device with index 10000"):
         get_device(10_000)
+    with pytest.raises(TypeError, match="must be named"):
+        get_device(None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="explicit device"):
+        MSMContext(np.zeros((1, 2, 12), np.uint32), backend="cuda")
     with d0.use() as held:  # the lock is re-entrant for the holding thread
         assert held is d0
         with d0.use():

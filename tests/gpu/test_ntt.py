@@ -137,7 +137,7 @@ def test_cuda_matches_cpu(
         ]
     for d, k, o in cases:
         want = ntt(x, direction=d, kind=k, order=o)
-        got = ntt(x, direction=d, kind=k, order=o, backend="cuda", passes=passes)
+        got = ntt(x, direction=d, kind=k, order=o, backend="cuda", device=0, passes=passes)
         np.testing.assert_array_equal(got, want, err_msg=f"2^{logn} {d} {k} {o} seed {seed}")
 
 
@@ -149,10 +149,10 @@ def test_cuda_device_array_in_place(rng: np.random.Generator, seed: int) -> None
 
     logn = 3 if simulator() else 16
     x = fr_to_mont(fr_random(1 << logn, rng))
-    with get_device().use():
+    with get_device(0).use():
         d = cuda.to_device(x)
-        out = ntt(d, order=Order.NR, backend="cuda")
+        out = ntt(d, order=Order.NR, backend="cuda", device=0)
         assert out is d
-        ntt(d, order=Order.RN, direction=Direction.INVERSE, backend="cuda")
+        ntt(d, order=Order.RN, direction=Direction.INVERSE, backend="cuda", device=0)
         np.testing.assert_array_equal(d.copy_to_host(), x, err_msg=f"seed {seed}")
     assert ntt_cuda.cached_bytes() > 0
