@@ -196,5 +196,6 @@ def announce_compilation() -> None:
     if os.environ.get("PSAGENT_NUMBA_CACHE") != "1":
         return
     d = os.environ.get("NUMBA_CACHE_DIR")
-    if d and (not Path(d).is_dir() or not any(Path(d).iterdir())):
+    # Numba makes its per-module directories when the decorated modules are imported: look for index files.
+    if d and not any(Path(d).rglob("*.nbi")):
         print("psagent: compiling kernels (first run only)…", file=sys.stderr, flush=True)

@@ -4,6 +4,7 @@ never replaced silently; the CLI says what it means (--version, -h, help on ever
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -280,3 +281,47 @@ def test_backend_is_one_enum_defaulting_to_auto() -> None:
                 assert p.type_descriptor.annotation is Backend, name
                 assert str(p.default) in ("auto", "Backend.auto"), (name, p.default)
     assert seen >= 6  # prove + bench field/curve/ntt/msm/prove
+
+
+# --- item 6: the kernel cache ---------------------------------------------------------------------
+
+def _clear(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    for n in names:  # set first so that teardown restores the caller's value (or its absence)
+        monkeypatch.setenv(n, "x")
+        monkeypatch.delenv(n)
+
+
+def test_kernel_cache_directory_per_version_and_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent.cli.common import announce_compilation, enable_kernel_cache, kernel_cache_dir
+
+    _clear(monkeypatch, "PSAGENT_NUMBA_CACHE", "NUMBA_CACHE_DIR", "PSAGENT_CACHE_DIR", "PSAGENT_PTX")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    d = kernel_cache_dir()
+    assert d.parent == tmp_path / "psagent" / "numba" and re.fullmatch(r".+-[0-9a-f]{16}-ptx1", d.name)
+    monkeypatch.setenv("PSAGENT_PTX", "0")
+    assert kernel_cache_dir().name == d.name[:-1] + "0"
+    monkeypatch.setenv("PSAGENT_CACHE_DIR", str(tmp_path / "svc"))
+    assert kernel_cache_dir().parent == tmp_path / "svc" / "numba"
+    enable_kernel_cache()
+    assert os.environ["PSAGENT_NUMBA_CACHE"] == "1" and Path(os.environ["NUMBA_CACHE_DIR"]).is_dir()
+    announce_compilation()
+    assert "compiling kernels (first run only)" in capsys.readouterr().err
+    (Path(os.environ["NUMBA_CACHE_DIR"]) / "m").mkdir()
+    (Path(os.environ["NUMBA_CACHE_DIR"]) / "m" / "f-1.py311.nbi").write_bytes(b"")
+    announce_compilation()
+    assert capsys.readouterr().err == ""
+
+
+def test_kernel_cache_respects_the_users_choice(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from agent.cli.common import enable_kernel_cache
+
+    _clear(monkeypatch, "PSAGENT_NUMBA_CACHE")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
+    enable_kernel_cache()
+    assert "PSAGENT_NUMBA_CACHE" not in os.environ and os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "mine")
+    monkeypatch.setenv("PSAGENT_NUMBA_CACHE", "0")  # tests/conftest.py's setting: off stays off
+    _clear(monkeypatch, "NUMBA_CACHE_DIR")
+    enable_kernel_cache()
+    assert os.environ["PSAGENT_NUMBA_CACHE"] == "0" and "NUMBA_CACHE_DIR" not in os.environ
