@@ -1,0 +1,10 @@
+"""SnapDeals ("EmptySectorUpdate") update proofs without the circuit (docs snap.md).
+
+* :mod:`porep.snap.params` — ``RegisteredUpdateProof`` ids 0–4 and the per-size constants;
+* :mod:`porep.snap.randomness` — the tag-2^40 Poseidon, phi, rho, challenge digests;
+* :mod:`porep.snap.challenges` — the challenges of a partition;
+* :mod:`porep.snap.encoding` — new_replica = key + data·rho, decoding and key recovery;
+* :mod:`porep.snap.proof` — ``PartitionProof`` and its bincode 1.x wire form;
+* :mod:`porep.snap.update` — updating a CC sector and generating the vanilla partition proofs;
+* :mod:`porep.snap.verify` — the strict vanilla check.
+"""
