@@ -3,9 +3,9 @@
 #   bash benchmarks/device_groth16.sh [STEP...]     steps (default: all, in this order):
 #     env      nvidia-smi + versions
 #     tests    GPU correctness (TESTS_EXTRA: more test files; TESTS_NTT="" leaves the NTT tests out; TESTS_K: -k), PSAGENT_REAL_CUDA=1, -k "cuda or large", Groth16 first (2026-12-03: the old NTT-first
-#              order spent the 230 s on compiling NTT tests): tests/gpu/test_groth16_prove.py (CUDA == CPU proof
+#              order spent the 230 s on compiling NTT tests): tests/gpu/groth16/test_groth16_prove.py (CUDA == CPU proof
 #              bytes; a 300,000-constraint synthetic circuit set up, proved on the GPU and verified with pyblst),
-#              then tests/gpu/test_ntt.py (CUDA vs CPU up to 2^22, every order/direction/coset); TESTS_S = limit
+#              then tests/gpu/ntt/test_ntt.py (CUDA vs CPU up to 2^22, every order/direction/coset); TESTS_S = limit
 #     ab       Fq/Fr mul and G1 madd throughput with PSAGENT_PTX=0 and =1 (generated limb code vs PTX carry chains)
 #     xfer     host -> device copy rates (benchmarks/transfer_bench.py, XFER_GIB GiB): memcpy, pageable, staging, pinned
 #     ntt      psagent bench ntt --backend cuda, 2^20 2^22 2^24 2^27 with the H step (checked vs CPU <= 2^22)
@@ -63,7 +63,7 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
                git log --oneline -1 2>/dev/null; nproc; free -g; } >"$WORK/env.log" 2>&1; head -30 "$WORK/env.log" ;;
         tests) PSAGENT_TEST_NPOW=22 PSAGENT_TEST_CONSTRAINTS=300000 \
                run tests ${TESTS_S:-230} python3 -m pytest -p no:cacheprovider -v tests/gpu/test_transfer.py \
-                   tests/gpu/test_groth16_prove.py ${TESTS_EXTRA:-} ${TESTS_NTT-tests/gpu/test_ntt.py} \
+                   tests/gpu/groth16/test_groth16_prove.py ${TESTS_EXTRA:-} ${TESTS_NTT-tests/gpu/ntt/test_ntt.py} \
                    -k "${TESTS_K:-cuda or large or upload or batch or pinned}" \
                    --durations=15 ;;
         ab) for v in 0 1; do  # PTX carry-chain Montgomery product off/on (gpu.arith.montgomery_ptx); own Numba caches

@@ -28,8 +28,8 @@ for stage in "$@"; do
     case $stage in
         env) { nvidia-smi; python3 -c "import numba, numpy, numba_cuda; print(numba.__version__, numpy.__version__, numba_cuda.__version__)"; } >"$OUT/env.log" 2>&1; head -20 "$OUT/env.log" ;;
         ptx) run ptx python3 benchmarks/ptx_check.py ;;
-        tests) run tests python3 -m pytest -p no:cacheprovider -q -x tests/gpu/test_fields_cuda.py \
-                   tests/gpu/test_curves_cuda.py tests/gpu/test_msm_cuda.py --durations=15 ;;
+        tests) run tests python3 -m pytest -p no:cacheprovider -q -x tests/gpu/arith/test_fields_cuda.py \
+                   tests/gpu/curves/test_curves_cuda.py tests/gpu/msm/test_msm_cuda.py --durations=15 ;;
         field) run field $B field --json "$OUT/field.json" ;;
         curve) run curve $B curve --json "$OUT/curve.json" ;;
         msm20) run msm20 $B msm --log2n 20 --cpu-check --json "$OUT/msm20.json" ;;

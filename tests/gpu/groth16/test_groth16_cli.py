@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from pyblst import BlstP1Element, BlstP2Element, final_verify, miller_loop
-from test_groth16_formats import independent_vk_parse  # tests/gpu is on sys.path
+from test_groth16_formats import independent_vk_parse  # this directory is on sys.path
 from typer.testing import CliRunner
 
 from agent.cli import app
