@@ -15,8 +15,11 @@ market's (possibly skewed) clock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +140,23 @@ class MockMarket:
         self.stop()
 
 
+class _ForegroundServer(uvicorn.Server):
+    """uvicorn's server, minus re-raising the stopping signal after its graceful shutdown (which would end
+    the process by that signal): SIGINT/SIGTERM finish in-flight requests and return normally (exit 0)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 def serve_forever(market_app: MockMarketApp, sock: socket.socket, *, log_level: str = "info") -> None:
-    """Serve in the foreground until SIGINT/SIGTERM (uvicorn's handlers: finish in-flight requests, exit)."""
-    server = uvicorn.Server(make_config(market_app, log_level=log_level))
-    server.run(sockets=[sock])
+    """Serve in the foreground until SIGINT/SIGTERM."""
+    _ForegroundServer(make_config(market_app, log_level=log_level)).run(sockets=[sock])
