@@ -18,8 +18,9 @@ label in that parent's column``. Check names are the keys of :data:`CHECKS`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -133,7 +134,7 @@ def _sanitized(values: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return out
 
 
-def _label_digests(replica_id: bytes, layer: np.ndarray, node: np.ndarray, parents: np.ndarray) -> np.ndarray:
+def label_digests(replica_id: bytes, layer: np.ndarray, node: np.ndarray, parents: np.ndarray) -> np.ndarray:
     """sha254(replica_id ‖ u32_be(layer) ‖ u64_be(node) ‖ 0^20 ‖ parents) per row
     (``LabelingProof::create_label``: the parents are always hashed)."""
     flat_layer, flat_node = layer.reshape(-1), node.reshape(-1)
@@ -181,6 +182,506 @@ def _path_roots(hasher: Hasher, leaves: np.ndarray, segs: list[tuple[np.ndarray,
     return roots_from_paths(hasher, leaves.reshape(lead, NODE), flat).reshape(leaves.shape)
 
 
+# =============================================================================================== subject
+
+
+COLUMN_NAMES = tuple(
+    ["c_x"] + [f"drg_parents[{j}]" for j in range(DRG_DEGREE)] + [f"exp_parents[{j}]" for j in range(8)]
+)
+
+
+def actor_of_prover_id(prover: bytes) -> int | None:
+    """The miner actor id whose ID-address payload ``prover`` is (``ids.prover_id`` inverted), or None."""
+    value = 0
+    for i, b in enumerate(bytes(prover)[:10]):
+        value |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            return value if value < 1 << 64 and ids.prover_id(value) == bytes(prover) else None
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Subject:
+    """One C1 under verification and what every check group derives from it once (lazily): the
+    challenges, the leaf each path proves, the graph's columns, the expected parent labels. The StackedDRG
+    circuit's witness code reads the same quantities."""
+
+    arrays: C1Arrays
+    porep_id: bytes
+
+    @property
+    def proof_type(self) -> ProofType:
+        return self.arrays.proof_type
+
+    @property
+    def fields(self) -> Mapping[str, np.ndarray]:
+        return self.arrays.fields
+
+    def domain(self, name: str) -> bytes:
+        return self.arrays.domain(name)
+
+    @cached_property
+    def challenges(self) -> np.ndarray:
+        """int64 [P, C]: the challenges derived from (replica_id, seed[, comm_r])."""
+        pt, a = self.proof_type, self.arrays
+        derived = challenges.derive_all(pt, a.domain("replica_id"), a.domain("seed"), a.domain("comm_r"))
+        return np.array(derived, dtype=np.int64)
+
+    def segments(self, prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(siblings, positions) of the base, then sub, then top path of tree ``d`` / ``r`` / ``col``."""
+        return _segments(self.arrays, prefix)
+
+    @cached_property
+    def bad_positions(self) -> dict[str, np.ndarray]:
+        """Per tree: some path position outside [0, arity) ([P, C], columns [P, C, 15])."""
+        P, C = self.proof_type.partitions, self.proof_type.challenges_per_partition
+        return {
+            "d": bad_positions(_flatten_segments(self.segments("d"), P * C)).reshape(P, C),
+            "r": bad_positions(_flatten_segments(self.segments("r"), P * C)).reshape(P, C),
+            "col": bad_positions(_flatten_segments(self.segments("col"), P * C * 15)).reshape(P, C, 15),
+        }
+
+    @cached_property
+    def leaf_index(self) -> dict[str, np.ndarray]:
+        """Per tree: the leaf each path proves (``MerkleProof::path_index``)."""
+        return {p: self.arrays.merkle(p).leaf_index() for p in ("d", "r", "col")}
+
+    @cached_property
+    def wrong_set(self) -> np.ndarray:
+        """[P, C]: every node field agrees with the others but not with the derivation — the seed /
+        replica_id / comm_r is what is wrong (reported once, as ``challenges``)."""
+        f, bad, idx = self.fields, self.bad_positions, self.leaf_index
+        d_idx = idx["d"]
+        agree = (
+            ~bad["d"]
+            & ~bad["r"]
+            & ~bad["col"][..., 0]
+            & (idx["r"] == d_idx)
+            & (f["col.index"][..., 0] == d_idx)
+            & (idx["col"][..., 0] == d_idx)
+            & (f["lab.node"] == d_idx[..., None]).all(axis=-1)
+            & (f["enc.node"] == d_idx)
+        )
+        return agree & (d_idx != self.challenges)
+
+    @cached_property
+    def expected_columns(self) -> np.ndarray:
+        """int64 [P, C, 15]: the challenge and its graph parents (of the node the proof is for, where only
+        the challenge set is wrong: the columns may still be the right ones for that node)."""
+        pt = self.proof_type
+        P, C = pt.partitions, pt.challenges_per_partition
+        g = graph(pt.nodes, self.porep_id, pt.uses_legacy_graph)
+        basis = np.where(self.wrong_set, self.leaf_index["d"], self.challenges)
+        parents = g.parents_of(basis.reshape(-1)).astype(np.int64).reshape(P, C, 14)
+        return np.concatenate([basis[..., None], parents], axis=-1)
+
+    @cached_property
+    def expected_parent_labels(self) -> np.ndarray:
+        """uint8 [P, C, L, 37, 32]: per layer, the 37 labels a labeling proof must hash, read from the
+        parents' column rows (DRG parents in the same layer, expander parents in the one below)."""
+        return expected_parent_labels(self.fields["col.rows"])
+
+    @cached_property
+    def rows_ok(self) -> np.ndarray:
+        """[P, C, 15, L]: column rows that are canonical Fr."""
+        return is_canonical_fr(self.fields["col.rows"])
+
+    @cached_property
+    def r_leaf_ok(self) -> np.ndarray:
+        return is_canonical_fr(self.fields["r.leaf"])
+
+    @cached_property
+    def r_values_ok(self) -> np.ndarray:
+        """[P, C]: tree-R_last leaf, siblings and root are canonical Fr."""
+        P, C = self.proof_type.partitions, self.proof_type.challenges_per_partition
+        ok = np.ones((P, C), dtype=bool)
+        for h, _ in self.segments("r"):
+            ok &= is_canonical_fr(h).all(axis=(-1, -2))
+        return self.r_leaf_ok & ok & is_canonical_fr(self.fields["r.root"])
+
+    @cached_property
+    def col_leaf_ok(self) -> np.ndarray:
+        return is_canonical_fr(self.fields["col.leaf"])
+
+    @cached_property
+    def col_values_ok(self) -> np.ndarray:
+        """[P, C, 15]: a column's rows, leaf, siblings and root are canonical Fr."""
+        P, C = self.proof_type.partitions, self.proof_type.challenges_per_partition
+        ok = np.ones((P, C, 15), dtype=bool)
+        for h, _ in self.segments("col"):
+            ok &= is_canonical_fr(h).all(axis=(-1, -2))
+        return self.rows_ok.all(axis=-1) & self.col_leaf_ok & ok & is_canonical_fr(self.fields["col.root"])
+
+    def per_challenge(
+        self, check: str, mask: np.ndarray | np.bool_, detail: Callable[[int, int], str]
+    ) -> list[Failure]:
+        """A failure of ``check`` for every (k, i) where ``mask`` [P, C] is True."""
+        out = []
+        for k, i in zip(*np.nonzero(np.asarray(mask)), strict=True):
+            k, i = int(k), int(i)
+            out.append(Failure(check, detail(k, i), k, i, int(self.challenges[k, i])))
+        return out
+
+
+def expected_parent_labels(rows: np.ndarray) -> np.ndarray:
+    """``col.rows`` [..., 15, L, 32] → the 37 parent labels per layer [..., L, 37, 32] (layer l: DRG
+    parents' rows of layer l, expander parents' of layer l − 1, in ``parent_slots`` order)."""
+    L = rows.shape[-2]
+    out = np.empty((*rows.shape[:-3], L, 37, NODE), dtype=np.uint8)
+    for layer in range(1, L + 1):
+        for s, slot in enumerate(parent_slots(layer)):
+            src_layer = layer if slot < DRG_DEGREE else layer - 1
+            out[..., layer - 1, s, :] = rows[..., 1 + slot, src_layer - 1, :]
+    return out
+
+
+# =============================================================================================== checks
+
+
+def check_header(
+    s: Subject,
+    *,
+    prover_id: bytes | None = None,
+    sector: int | None = None,
+    expect: Mapping[str, bytes | None] | None = None,
+) -> tuple[list[Failure], list[str]]:
+    """header.*: value ranges of comm_d / comm_r / replica_id, replica_id bound to (prover, sector), and
+    the values the caller expects. Returns (failures, notes)."""
+    fails: list[Failure] = []
+    notes: list[str] = []
+    comm_r, comm_d = s.domain("comm_r"), s.domain("comm_d")
+    replica_id, ticket = s.domain("replica_id"), s.domain("ticket")
+    if comm_d[31] & 0xC0:
+        fails.append(Failure("header.comm_d", "comm_d has bit 254 or 255 set"))
+    if int.from_bytes(comm_r, "little") >= R:
+        fails.append(Failure("header.comm_r", "comm_r is not a canonical Fr element"))
+    if replica_id[31] & 0xC0:
+        fails.append(Failure("header.replica_id", "replica_id has bit 254 or 255 set"))
+    if prover_id is not None and sector is not None:
+        want = ids.replica_id(prover_id, sector, ticket, comm_d, s.porep_id)
+        if want != replica_id:
+            actor = actor_of_prover_id(bytes(prover_id))
+            who = f"miner {actor}" if actor is not None else f"prover_id {bytes(prover_id).hex()}"
+            fails.append(
+                Failure(
+                    "header.replica_id",
+                    f"this C1 is not for {who}, sector {sector}: its replica_id {replica_id.hex()} is not "
+                    f"the one that sector has with the C1's ticket, comm_d and porep_id {s.porep_id.hex()} "
+                    f"({want.hex()})",
+                )
+            )
+    else:
+        notes.append("replica_id not checked against a prover and sector (none given)")
+    for name, want_v in (expect or {}).items():
+        got = s.domain(name)
+        if want_v is not None and bytes(want_v) != got:
+            fails.append(Failure("header.expected", f"{name} is {got.hex()}, expected {bytes(want_v).hex()}"))
+    return fails, notes
+
+
+def check_indices(s: Subject) -> list[Failure]:
+    """challenges, tree_d.index, tree_r.index, columns.index, columns.path_index, labeling.node,
+    encoding.node: every proof is for the derived challenge and its graph parents."""
+    f, chal, bad, idx = s.fields, s.challenges, s.bad_positions, s.leaf_index
+    d_idx, r_idx, col_path_idx = idx["d"], idx["r"], idx["col"]
+    col_index, lab_node, enc_node = f["col.index"], f["lab.node"], f["enc.node"]
+    pt = s.proof_type
+    wrong_set = s.wrong_set
+    other = ~wrong_set
+    inputs = ", comm_r" if pt.is_non_interactive or pt.is_synthetic else ""
+    out = s.per_challenge(
+        "challenges",
+        wrong_set,
+        lambda k, i: (
+            f"the proof is for node {int(d_idx[k, i])}, but (replica_id, seed{inputs}) give challenge "
+            f"{int(chal[k, i])}"
+        ),
+    )
+
+    def pos_detail(bad_k: np.ndarray, leaf: np.ndarray, what: str) -> Callable[[int, int], str]:
+        return lambda k, i: (
+            "a path position is outside [0, arity)"
+            if bad_k[k, i]
+            else f"{what} proves node {int(leaf[k, i])}, the challenge is {int(chal[k, i])}"
+        )
+
+    out += s.per_challenge(
+        "tree_d.index", other & (bad["d"] | (d_idx != chal)), pos_detail(bad["d"], d_idx, "the path")
+    )
+    out += s.per_challenge(
+        "tree_r.index", other & (bad["r"] | (r_idx != chal)), pos_detail(bad["r"], r_idx, "the path")
+    )
+    expected_cols = s.expected_columns
+    col_wrong = col_index != expected_cols
+    col_wrong[..., 0] &= other
+    out += s.per_challenge(
+        "columns.index",
+        col_wrong.any(axis=-1),
+        lambda k, i: "; ".join(
+            f"{COLUMN_NAMES[j]} is node {int(col_index[k, i, j])}, "
+            f"the graph says {int(expected_cols[k, i, j])}"
+            for j in np.nonzero(col_wrong[k, i])[0]
+        ),
+    )
+    col_badpos = bad["col"]
+    col_pi_wrong = col_badpos | (col_path_idx != col_index)
+    out += s.per_challenge(
+        "columns.path_index",
+        col_pi_wrong.any(axis=-1),
+        lambda k, i: "; ".join(
+            f"{COLUMN_NAMES[j]}: "
+            + (
+                "a path position is outside [0, arity)"
+                if col_badpos[k, i, j]
+                else f"path proves node {int(col_path_idx[k, i, j])}, column is {int(col_index[k, i, j])}"
+            )
+            for j in np.nonzero(col_pi_wrong[k, i])[0]
+        ),
+    )
+    lab_wrong = (lab_node != chal[..., None]) & other[..., None]
+    out += s.per_challenge(
+        "labeling.node",
+        lab_wrong.any(axis=-1),
+        lambda k, i: "; ".join(
+            f"layer {l + 1} proof is for node {int(lab_node[k, i, l])}"
+            for l in np.nonzero(lab_wrong[k, i])[0]
+        ),
+    )
+    out += s.per_challenge(
+        "encoding.node",
+        other & (enc_node != chal),
+        lambda k, i: f"the proof is for node {int(enc_node[k, i])}",
+    )
+    return out
+
+
+def check_values(s: Subject) -> list[Failure]:
+    """tree_d.values, tree_r.values, columns.values, labeling.values: every sha254 value has its top two
+    bits clear, every Poseidon value is a canonical Fr."""
+    f = s.fields
+    d_vals_ok = _top_bits_clear(f["d.leaf"]) & _top_bits_clear(f["d.base.hashes"]).all(axis=(-1, -2))
+    out = s.per_challenge(
+        "tree_d.values", ~d_vals_ok, lambda k, i: "a leaf or sibling has bit 254 or 255 set"
+    )
+    out += s.per_challenge(
+        "tree_r.values", ~s.r_values_ok, lambda k, i: "a leaf, sibling or root is not a canonical Fr"
+    )
+    col_vals_ok = s.col_values_ok
+    out += s.per_challenge(
+        "columns.values",
+        ~col_vals_ok.all(axis=-1),
+        lambda k, i: (
+            "non-canonical Fr in " + ", ".join(COLUMN_NAMES[j] for j in np.nonzero(~col_vals_ok[k, i])[0])
+        ),
+    )
+    lab_vals_ok = _top_bits_clear(f["lab.parents"]).all(axis=(-1, -2)) & _top_bits_clear(
+        f["enc.parents"]
+    ).all(axis=-1)  # [P, C]
+    out += s.per_challenge(
+        "labeling.values", ~lab_vals_ok, lambda k, i: "a parent label has bit 254 or 255 set"
+    )
+    return out
+
+
+def check_tree_d(s: Subject) -> list[Failure]:
+    """tree_d.path, tree_d.root: each comm_d path hashes (sha254) to its root, and that root is comm_d."""
+    f = s.fields
+    d_roots = _path_roots("sha254", f["d.leaf"], s.segments("d"))
+    out = s.per_challenge(
+        "tree_d.path", ~_rows_equal(d_roots, f["d.root"]), lambda k, i: "the path does not hash to its root"
+    )
+    out += s.per_challenge(
+        "tree_d.root",
+        ~_rows_equal(f["d.root"], np.frombuffer(s.domain("comm_d"), np.uint8)),
+        lambda k, i: "root is not comm_d",
+    )
+    return out
+
+
+def check_tree_r(s: Subject) -> list[Failure]:
+    """tree_r.path: each comm_r_last path hashes (Poseidon) to its root (values checked canonical first)."""
+    f = s.fields
+    r_leaf_s = _sanitized(f["r.leaf"], s.r_leaf_ok)
+    r_segs_s = [(_sanitized(h, is_canonical_fr(h)), i) for h, i in s.segments("r")]
+    r_roots = _path_roots("poseidon", r_leaf_s, r_segs_s)
+    return s.per_challenge(
+        "tree_r.path",
+        s.r_values_ok & ~_rows_equal(r_roots, f["r.root"]),
+        lambda k, i: "the path does not hash to its root",
+    )
+
+
+def column_hashes(rows: np.ndarray) -> np.ndarray:
+    """Poseidon hash of every column ``[..., L, 32]`` → ``[..., 32]`` (the tree-C leaves)."""
+    L = rows.shape[-2]
+    flat = hash_domains_batch(np.ascontiguousarray(rows).reshape(-1, L, NODE))
+    return flat.reshape(*rows.shape[:-2], NODE)
+
+
+def check_columns(s: Subject) -> list[Failure]:
+    """columns.leaf, columns.path: each column's leaf is the hash of its rows, and its tree-C path hashes
+    to its root."""
+    f = s.fields
+    col_vals_ok = s.col_values_ok
+    col_hashes = column_hashes(_sanitized(f["col.rows"], s.rows_ok))
+    leaf_wrong = col_vals_ok & ~_rows_equal(col_hashes, f["col.leaf"])
+    out = s.per_challenge(
+        "columns.leaf",
+        leaf_wrong.any(axis=-1),
+        lambda k, i: (
+            "leaf is not the hash of the rows in "
+            + ", ".join(COLUMN_NAMES[j] for j in np.nonzero(leaf_wrong[k, i])[0])
+        ),
+    )
+    col_segs_s = [(_sanitized(h, is_canonical_fr(h)), i) for h, i in s.segments("col")]
+    col_roots = _path_roots("poseidon", _sanitized(f["col.leaf"], s.col_leaf_ok), col_segs_s)
+    path_wrong = col_vals_ok & ~_rows_equal(col_roots, f["col.root"])
+    out += s.per_challenge(
+        "columns.path",
+        path_wrong.any(axis=-1),
+        lambda k, i: (
+            "path does not hash to its root in "
+            + ", ".join(COLUMN_NAMES[j] for j in np.nonzero(path_wrong[k, i])[0])
+        ),
+    )
+    return out
+
+
+def check_commitments(s: Subject) -> list[Failure]:
+    """commitments, columns.root, tree_r.root: per partition comm_r = Poseidon2(comm_c, comm_r_last), with
+    comm_c / comm_r_last the first proof's roots, and every other root equal to them."""
+    f = s.fields
+    comm_r = s.domain("comm_r")
+    comm_r_ok = int.from_bytes(comm_r, "little") < R
+    comm_c_k = f["col.root"][:, 0, 0]  # proofs[0].c_x root per partition
+    comm_r_last_k = f["r.root"][:, 0]
+    out = []
+    for k in range(s.proof_type.partitions):
+        cc, crl = comm_c_k[k].tobytes(), comm_r_last_k[k].tobytes()
+        if not (is_canonical_fr(comm_c_k[k]) and is_canonical_fr(comm_r_last_k[k]) and comm_r_ok):
+            out.append(Failure("commitments", "comm_c or comm_r_last is not a canonical Fr element", k))
+        elif hash2(cc, crl) != comm_r:
+            out.append(
+                Failure(
+                    "commitments", f"Poseidon2(comm_c {cc.hex()}, comm_r_last {crl.hex()}) is not comm_r", k
+                )
+            )
+    root_wrong = ~_rows_equal(f["col.root"], comm_c_k[:, None, None, :])
+    out += s.per_challenge(
+        "columns.root",
+        root_wrong.any(axis=-1),
+        lambda k, i: (
+            "root is not the partition's comm_c in "
+            + ", ".join(COLUMN_NAMES[j] for j in np.nonzero(root_wrong[k, i])[0])
+        ),
+    )
+    out += s.per_challenge(
+        "tree_r.root",
+        ~_rows_equal(f["r.root"], comm_r_last_k[:, None, :]),
+        lambda k, i: "root is not the partition's comm_r_last",
+    )
+    return out
+
+
+def _parent_name(layer: int, s: int) -> str:
+    slot = int(parent_slots(layer)[s])
+    kind = f"drg parent {slot}" if slot < DRG_DEGREE else f"expander parent {slot - DRG_DEGREE}"
+    return f"layer {layer}, parent {s} ({kind})"
+
+
+def check_labels(s: Subject) -> list[Failure]:
+    """labeling.parents, labeling.layer_index, labeling.label: each layer's labeling proof hashes the
+    parents' column labels, for its layer, into the c_x row of that layer."""
+    f = s.fields
+    L = s.proof_type.layers
+    lab_parents = f["lab.parents"]
+    lp_wrong = ~_rows_equal(lab_parents, s.expected_parent_labels)  # [P, C, L, 37]
+    out = s.per_challenge(
+        "labeling.parents",
+        lp_wrong.any(axis=(-1, -2)),
+        lambda k, i: "; ".join(
+            f"{_parent_name(int(l) + 1, int(p))} is not the label in that parent's column"
+            for l, p in zip(*np.nonzero(lp_wrong[k, i]), strict=True)
+        )[:400],
+    )
+    lab_layer = f["lab.layer_index"]
+    li_wrong = lab_layer != np.arange(1, L + 1)
+    out += s.per_challenge(
+        "labeling.layer_index",
+        li_wrong.any(axis=-1),
+        lambda k, i: "; ".join(
+            f"proof {l} has layer_index {int(lab_layer[k, i, l])}" for l in np.nonzero(li_wrong[k, i])[0]
+        ),
+    )
+    labels = label_digests(s.domain("replica_id"), lab_layer, f["lab.node"], lab_parents)  # [P, C, L, 32]
+    label_wrong = ~_rows_equal(labels, f["col.rows"][:, :, 0])
+    out += s.per_challenge(
+        "labeling.label",
+        label_wrong.any(axis=-1),
+        lambda k, i: (
+            "recomputed label differs from the c_x row in layer(s) "
+            + ", ".join(str(int(l) + 1) for l in np.nonzero(label_wrong[k, i])[0])
+        ),
+    )
+    return out
+
+
+def check_encoding(s: Subject) -> list[Failure]:
+    """encoding.*: the encoding proof is the last layer's labeling, its key is the last c_x row, and
+    key + data (tree-D leaf) = replica (tree-R_last leaf) mod r."""
+    f = s.fields
+    pt = s.proof_type
+    L = pt.layers
+    enc_layer = f["enc.layer_index"]
+    out = s.per_challenge(
+        "encoding.layer_index",
+        enc_layer != L,
+        lambda k, i: f"layer_index {int(enc_layer[k, i])}, the last layer is {L}",
+    )
+    enc_parents = f["enc.parents"]
+    ep_wrong = ~_rows_equal(enc_parents, s.expected_parent_labels[:, :, L - 1])
+    out += s.per_challenge(
+        "encoding.parents",
+        ep_wrong.any(axis=-1),
+        lambda k, i: f"{int(ep_wrong[k, i].sum())} of the 37 parents are not the last layer's parent labels",
+    )
+    keys = label_digests(s.domain("replica_id"), enc_layer, f["enc.node"], enc_parents)  # [P, C, 32]
+    out += s.per_challenge(
+        "encoding.key",
+        ~_rows_equal(keys, f["col.rows"][:, :, 0, L - 1]),
+        lambda k, i: "recomputed key differs from the last c_x row",
+    )
+    for k in range(pt.partitions):
+        for i in range(pt.challenges_per_partition):
+            key = int.from_bytes(keys[k, i].tobytes(), "little")
+            data = int.from_bytes(f["d.leaf"][k, i].tobytes(), "little")
+            replica = int.from_bytes(f["r.leaf"][k, i].tobytes(), "little")
+            if (key + data) % R != replica:
+                out.append(
+                    Failure(
+                        "encoding.replica",
+                        "key + tree-D leaf != tree-R_last leaf (mod r)",
+                        k,
+                        i,
+                        int(s.challenges[k, i]),
+                    )
+                )
+    return out
+
+
+CHECK_GROUPS: tuple[Callable[[Subject], list[Failure]], ...] = (
+    check_indices,
+    check_values,
+    check_tree_d,
+    check_tree_r,
+    check_columns,
+    check_commitments,
+    check_labels,
+    check_encoding,
+)
+"""The per-challenge check groups, in the order :func:`verify_c1` runs them (after :func:`check_header`)."""
+
+
 def verify_c1(
     c1: SealCommitPhase1Output | C1Arrays,
     *,
@@ -199,331 +700,13 @@ def verify_c1(
     """
     arr = c1.arrays if isinstance(c1, SealCommitPhase1Output) else c1
     pt = arr.proof_type
-    f = arr.fields
-    P, C, L = pt.partitions, pt.challenges_per_partition, pt.layers
+    s = Subject(arr, pt.porep_id if porep_id is None else bytes(porep_id))
+    expect = {"ticket": expect_ticket, "seed": expect_seed, "comm_d": expect_comm_d, "comm_r": expect_comm_r}
     report = Report(pt)
-    fails = report.failures
-    porep = pt.porep_id if porep_id is None else bytes(porep_id)
-    comm_r, comm_d = arr.domain("comm_r"), arr.domain("comm_d")
-    replica_id, seed, ticket = arr.domain("replica_id"), arr.domain("seed"), arr.domain("ticket")
-
-    # ------------------------------------------------------------------------------------------ header
-    if comm_d[31] & 0xC0:
-        fails.append(Failure("header.comm_d", "comm_d has bit 254 or 255 set"))
-    comm_r_ok = int.from_bytes(comm_r, "little") < R
-    if not comm_r_ok:
-        fails.append(Failure("header.comm_r", "comm_r is not a canonical Fr element"))
-    if replica_id[31] & 0xC0:
-        fails.append(Failure("header.replica_id", "replica_id has bit 254 or 255 set"))
-    if prover_id is not None and sector is not None:
-        want = ids.replica_id(prover_id, sector, ticket, comm_d, porep)
-        if want != replica_id:
-            fails.append(
-                Failure(
-                    "header.replica_id",
-                    f"replica_id {replica_id.hex()} is not that of prover {bytes(prover_id).hex()}, "
-                    f"sector {sector}, the C1's ticket and comm_d and porep_id {porep.hex()} ({want.hex()})",
-                )
-            )
-    else:
-        report.notes.append("replica_id not checked against a prover and sector (none given)")
-    for name, got, want_v in (
-        ("ticket", ticket, expect_ticket),
-        ("seed", seed, expect_seed),
-        ("comm_d", comm_d, expect_comm_d),
-        ("comm_r", comm_r, expect_comm_r),
-    ):
-        if want_v is not None and bytes(want_v) != got:
-            fails.append(Failure("header.expected", f"{name} is {got.hex()}, expected {bytes(want_v).hex()}"))
-
-    # --------------------------------------------------------------------------------------- challenges
-    chal = np.array(challenges.derive_all(pt, replica_id, seed, comm_r), dtype=np.int64)  # [P, C]
-
-    def per_challenge(check: str, mask: np.ndarray | np.bool_, detail: Callable[[int, int], str]) -> None:
-        """Record a failure for every (k, i) where ``mask`` [P, C] is True."""
-        for k, i in zip(*np.nonzero(np.asarray(mask)), strict=True):
-            k, i = int(k), int(i)
-            fails.append(Failure(check, detail(k, i), k, i, int(chal[k, i])))
-
-    d, r, col = arr.merkle("d"), arr.merkle("r"), arr.merkle("col")
-    d_segs, r_segs, col_segs = _segments(arr, "d"), _segments(arr, "r"), _segments(arr, "col")
-    d_badpos = bad_positions(_flatten_segments(d_segs, P * C)).reshape(P, C)
-    r_badpos = bad_positions(_flatten_segments(r_segs, P * C)).reshape(P, C)
-    col_badpos = bad_positions(_flatten_segments(col_segs, P * C * 15)).reshape(P, C, 15)
-    d_idx, r_idx, col_path_idx = d.leaf_index(), r.leaf_index(), col.leaf_index()
-    col_index = f["col.index"]
-    lab_node, enc_node = f["lab.node"], f["enc.node"]
-    cx = col_index[..., 0]
-
-    # When every node field agrees with the others but not with the derivation, the seed / replica_id /
-    # comm_r is what is wrong: say so once instead of five times.
-    agree = (
-        ~d_badpos
-        & ~r_badpos
-        & ~col_badpos[..., 0]
-        & (r_idx == d_idx)
-        & (cx == d_idx)
-        & (col_path_idx[..., 0] == d_idx)
-        & (lab_node == d_idx[..., None]).all(axis=-1)
-        & (enc_node == d_idx)
-    )
-    wrong_set = agree & (d_idx != chal)
-    inputs = ", comm_r" if pt.is_non_interactive or pt.is_synthetic else ""
-    per_challenge(
-        "challenges",
-        wrong_set,
-        lambda k, i: (
-            f"the proof is for node {int(d_idx[k, i])}, but (replica_id, seed{inputs}) give challenge "
-            f"{int(chal[k, i])}"
-        ),
-    )
-    other = ~wrong_set
-
-    def pos_detail(bad: np.ndarray, idx: np.ndarray, what: str) -> Callable[[int, int], str]:
-        return lambda k, i: (
-            "a path position is outside [0, arity)"
-            if bad[k, i]
-            else f"{what} proves node {int(idx[k, i])}, the challenge is {int(chal[k, i])}"
-        )
-
-    per_challenge(
-        "tree_d.index", other & (d_badpos | (d_idx != chal)), pos_detail(d_badpos, d_idx, "the path")
-    )
-    per_challenge(
-        "tree_r.index", other & (r_badpos | (r_idx != chal)), pos_detail(r_badpos, r_idx, "the path")
-    )
-
-    # Graph parents of the challenge (of the node the proof is for, when only the challenge set is wrong:
-    # that is already reported, and the columns may still be the right ones for that node).
-    g = graph(pt.nodes, porep, pt.uses_legacy_graph)
-    basis = np.where(wrong_set, d_idx, chal)
-    expected_cols = np.concatenate(
-        [basis[..., None], g.parents_of(basis.reshape(-1)).astype(np.int64).reshape(P, C, 14)], axis=-1
-    )
-    col_names = (
-        ["c_x"] + [f"drg_parents[{j}]" for j in range(DRG_DEGREE)] + [f"exp_parents[{j}]" for j in range(8)]
-    )
-    col_wrong = col_index != expected_cols
-    col_wrong[..., 0] &= other
-    per_challenge(
-        "columns.index",
-        col_wrong.any(axis=-1),
-        lambda k, i: "; ".join(
-            f"{col_names[j]} is node {int(col_index[k, i, j])}, the graph says {int(expected_cols[k, i, j])}"
-            for j in np.nonzero(col_wrong[k, i])[0]
-        ),
-    )
-    col_pi_wrong = col_badpos | (col_path_idx != col_index)
-    per_challenge(
-        "columns.path_index",
-        col_pi_wrong.any(axis=-1),
-        lambda k, i: "; ".join(
-            f"{col_names[j]}: "
-            + (
-                "a path position is outside [0, arity)"
-                if col_badpos[k, i, j]
-                else f"path proves node {int(col_path_idx[k, i, j])}, column is {int(col_index[k, i, j])}"
-            )
-            for j in np.nonzero(col_pi_wrong[k, i])[0]
-        ),
-    )
-    lab_wrong = (lab_node != chal[..., None]) & other[..., None]
-    per_challenge(
-        "labeling.node",
-        lab_wrong.any(axis=-1),
-        lambda k, i: "; ".join(
-            f"layer {l + 1} proof is for node {int(lab_node[k, i, l])}"
-            for l in np.nonzero(lab_wrong[k, i])[0]
-        ),
-    )
-    per_challenge(
-        "encoding.node",
-        other & (enc_node != chal),
-        lambda k, i: f"the proof is for node {int(enc_node[k, i])}",
-    )
-
-    # ------------------------------------------------------------------------------------------- values
-    d_vals_ok = _top_bits_clear(f["d.leaf"]) & _top_bits_clear(f["d.base.hashes"]).all(axis=(-1, -2))
-    per_challenge("tree_d.values", ~d_vals_ok, lambda k, i: "a leaf or sibling has bit 254 or 255 set")
-    r_leaf_ok = is_canonical_fr(f["r.leaf"])
-    r_hash_ok = np.ones((P, C), dtype=bool)
-    for h, _ in r_segs:
-        r_hash_ok &= is_canonical_fr(h).all(axis=(-1, -2))
-    r_root_ok = is_canonical_fr(f["r.root"])
-    r_vals_ok = r_leaf_ok & r_hash_ok & r_root_ok
-    per_challenge("tree_r.values", ~r_vals_ok, lambda k, i: "a leaf, sibling or root is not a canonical Fr")
-    rows_ok = is_canonical_fr(f["col.rows"])  # [P, C, 15, L]
-    col_leaf_ok = is_canonical_fr(f["col.leaf"])
-    col_hash_ok = np.ones((P, C, 15), dtype=bool)
-    for h, _ in col_segs:
-        col_hash_ok &= is_canonical_fr(h).all(axis=(-1, -2))
-    col_root_ok = is_canonical_fr(f["col.root"])
-    col_vals_ok = rows_ok.all(axis=-1) & col_leaf_ok & col_hash_ok & col_root_ok
-    per_challenge(
-        "columns.values",
-        ~col_vals_ok.all(axis=-1),
-        lambda k, i: (
-            "non-canonical Fr in " + ", ".join(col_names[j] for j in np.nonzero(~col_vals_ok[k, i])[0])
-        ),
-    )
-    lab_vals_ok = _top_bits_clear(f["lab.parents"]).all(axis=(-1, -2)) & _top_bits_clear(
-        f["enc.parents"]
-    ).all(axis=-1)  # [P, C]
-    per_challenge("labeling.values", ~lab_vals_ok, lambda k, i: "a parent label has bit 254 or 255 set")
-
-    # --------------------------------------------------------------------------------------- tree D
-    d_roots = _path_roots("sha254", f["d.leaf"], d_segs)
-    per_challenge(
-        "tree_d.path", ~_rows_equal(d_roots, f["d.root"]), lambda k, i: "the path does not hash to its root"
-    )
-    per_challenge(
-        "tree_d.root",
-        ~_rows_equal(f["d.root"], np.frombuffer(comm_d, np.uint8)),
-        lambda k, i: "root is not comm_d",
-    )
-
-    # --------------------------------------------------------------------------------------- tree R_last
-    r_leaf_s = _sanitized(f["r.leaf"], r_leaf_ok)
-    r_segs_s = [(_sanitized(h, is_canonical_fr(h)), i) for h, i in r_segs]
-    r_roots = _path_roots("poseidon", r_leaf_s, r_segs_s)
-    per_challenge(
-        "tree_r.path",
-        r_vals_ok & ~_rows_equal(r_roots, f["r.root"]),
-        lambda k, i: "the path does not hash to its root",
-    )
-
-    # --------------------------------------------------------------------------------------- columns
-    rows_s = _sanitized(f["col.rows"], rows_ok)
-    col_hashes = hash_domains_batch(rows_s.reshape(-1, L, NODE)).reshape(P, C, 15, NODE)
-    leaf_wrong = col_vals_ok & ~_rows_equal(col_hashes, f["col.leaf"])
-    per_challenge(
-        "columns.leaf",
-        leaf_wrong.any(axis=-1),
-        lambda k, i: (
-            "leaf is not the hash of the rows in "
-            + ", ".join(col_names[j] for j in np.nonzero(leaf_wrong[k, i])[0])
-        ),
-    )
-    col_segs_s = [(_sanitized(h, is_canonical_fr(h)), i) for h, i in col_segs]
-    col_roots = _path_roots("poseidon", _sanitized(f["col.leaf"], col_leaf_ok), col_segs_s)
-    path_wrong = col_vals_ok & ~_rows_equal(col_roots, f["col.root"])
-    per_challenge(
-        "columns.path",
-        path_wrong.any(axis=-1),
-        lambda k, i: (
-            "path does not hash to its root in "
-            + ", ".join(col_names[j] for j in np.nonzero(path_wrong[k, i])[0])
-        ),
-    )
-
-    # --------------------------------------------------------------------------------------- commitments
-    comm_c_k = f["col.root"][:, 0, 0]  # proofs[0].c_x root per partition
-    comm_r_last_k = f["r.root"][:, 0]
-    for k in range(P):
-        cc, crl = comm_c_k[k].tobytes(), comm_r_last_k[k].tobytes()
-        if not (is_canonical_fr(comm_c_k[k]) and is_canonical_fr(comm_r_last_k[k]) and comm_r_ok):
-            fails.append(Failure("commitments", "comm_c or comm_r_last is not a canonical Fr element", k))
-        elif hash2(cc, crl) != comm_r:
-            fails.append(
-                Failure(
-                    "commitments", f"Poseidon2(comm_c {cc.hex()}, comm_r_last {crl.hex()}) is not comm_r", k
-                )
-            )
-    root_wrong = ~_rows_equal(f["col.root"], comm_c_k[:, None, None, :])
-    per_challenge(
-        "columns.root",
-        root_wrong.any(axis=-1),
-        lambda k, i: (
-            "root is not the partition's comm_c in "
-            + ", ".join(col_names[j] for j in np.nonzero(root_wrong[k, i])[0])
-        ),
-    )
-    per_challenge(
-        "tree_r.root",
-        ~_rows_equal(f["r.root"], comm_r_last_k[:, None, :]),
-        lambda k, i: "root is not the partition's comm_r_last",
-    )
-
-    # --------------------------------------------------------------------------------------- labels
-    rows = f["col.rows"]  # [P, C, 15, L, 32]
-    expected_parents = np.empty((P, C, L, 37, NODE), dtype=np.uint8)
-    for layer in range(1, L + 1):
-        for s, slot in enumerate(parent_slots(layer)):
-            src_col, src_layer = (1 + slot, layer) if slot < DRG_DEGREE else (1 + slot, layer - 1)
-            expected_parents[:, :, layer - 1, s] = rows[:, :, src_col, src_layer - 1]
-    lab_parents = f["lab.parents"]
-    lp_wrong = ~_rows_equal(lab_parents, expected_parents)  # [P, C, L, 37]
-
-    def parent_name(layer: int, s: int) -> str:
-        slot = int(parent_slots(layer)[s])
-        kind = f"drg parent {slot}" if slot < DRG_DEGREE else f"expander parent {slot - DRG_DEGREE}"
-        return f"layer {layer}, parent {s} ({kind})"
-
-    per_challenge(
-        "labeling.parents",
-        lp_wrong.any(axis=(-1, -2)),
-        lambda k, i: "; ".join(
-            f"{parent_name(int(l) + 1, int(s))} is not the label in that parent's column"
-            for l, s in zip(*np.nonzero(lp_wrong[k, i]), strict=True)
-        )[:400],
-    )
-    lab_layer = f["lab.layer_index"]
-    li_wrong = lab_layer != np.arange(1, L + 1)
-    per_challenge(
-        "labeling.layer_index",
-        li_wrong.any(axis=-1),
-        lambda k, i: "; ".join(
-            f"proof {l} has layer_index {int(lab_layer[k, i, l])}" for l in np.nonzero(li_wrong[k, i])[0]
-        ),
-    )
-    labels = _label_digests(replica_id, lab_layer, lab_node, lab_parents)  # [P, C, L, 32]
-    cx_rows = rows[:, :, 0]  # [P, C, L, 32]
-    label_wrong = ~_rows_equal(labels, cx_rows)
-    per_challenge(
-        "labeling.label",
-        label_wrong.any(axis=-1),
-        lambda k, i: (
-            "recomputed label differs from the c_x row in layer(s) "
-            + ", ".join(str(int(l) + 1) for l in np.nonzero(label_wrong[k, i])[0])
-        ),
-    )
-
-    # --------------------------------------------------------------------------------------- encoding
-    enc_layer = f["enc.layer_index"]
-    per_challenge(
-        "encoding.layer_index",
-        enc_layer != L,
-        lambda k, i: f"layer_index {int(enc_layer[k, i])}, the last layer is {L}",
-    )
-    enc_parents = f["enc.parents"]
-    ep_wrong = ~_rows_equal(enc_parents, expected_parents[:, :, L - 1])
-    per_challenge(
-        "encoding.parents",
-        ep_wrong.any(axis=-1),
-        lambda k, i: f"{int(ep_wrong[k, i].sum())} of the 37 parents are not the last layer's parent labels",
-    )
-    keys = _label_digests(replica_id, enc_layer, enc_node, enc_parents)  # [P, C, 32]
-    per_challenge(
-        "encoding.key",
-        ~_rows_equal(keys, cx_rows[:, :, L - 1]),
-        lambda k, i: "recomputed key differs from the last c_x row",
-    )
-    for k in range(P):
-        for i in range(C):
-            key = int.from_bytes(keys[k, i].tobytes(), "little")
-            data = int.from_bytes(f["d.leaf"][k, i].tobytes(), "little")
-            replica = int.from_bytes(f["r.leaf"][k, i].tobytes(), "little")
-            if (key + data) % R != replica:
-                fails.append(
-                    Failure(
-                        "encoding.replica",
-                        "key + tree-D leaf != tree-R_last leaf (mod r)",
-                        k,
-                        i,
-                        int(chal[k, i]),
-                    )
-                )
-
+    fails, notes = check_header(s, prover_id=prover_id, sector=sector, expect=expect)
+    report.notes.extend(notes)
+    for group in CHECK_GROUPS:
+        fails += group(s)
     order = {name: n for n, name in enumerate(CHECKS)}
     fails.sort(
         key=lambda x: (
@@ -532,6 +715,7 @@ def verify_c1(
             order.get(x.check, 99),
         )
     )
+    report.failures = fails
     return report
 
 

@@ -156,7 +156,9 @@ def c1_make(
 
 @c1_app.command("check")
 def c1_check(
-    file: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON; - reads stdin.")],
+    file: Annotated[
+        Path, typer.Argument(help="C1 JSON, ProofData JSON or lotus-bench c1out.json; - reads stdin.")
+    ],
     miner: Annotated[
         str | None,
         typer.Option("--miner", help="Miner actor id, 1000 or f01000 (binds replica_id; with --sector)."),
@@ -169,9 +171,17 @@ def c1_check(
         str | None, typer.Option(help="32 bytes hex (test sectors with arbitrary ids).")
     ] = None,
     json_out: JsonOption = False,
+    canonical: Annotated[
+        bool,
+        typer.Option(
+            "--canonical",
+            help="Also demand the canonical bytes (compact, Rust's or Go's key order) real producers write.",
+        ),
+    ] = False,
 ) -> None:
     """Strict vanilla verification; exit 0 only if it passes, 1 if it does not."""
-    from porep.c1 import C1FormatError, parse_c1
+    from porep.c1 import DEFAULT_MAX_BYTES, C1FormatError, noncanonical_error, parse_c1
+    from porep.c1.envelope import looks_like_lotus_c2_input, parse_lotus_c2_input
     from porep.ids import prover_id as make_prover_id
     from porep.vanilla_verify import CHECKS, verify_c1
 
@@ -197,15 +207,30 @@ def c1_check(
         if pd.porep is None:
             fail(f"{file}: ProofData carries no PoRep C1")
         c1 = pd.porep
+        c1_raw = pd.porep_raw or b""
         if prover is None:
             prover = make_prover_id(pd.sector_id.miner)
         if number is None:
             number = pd.sector_id.number
     else:
+        c1_raw, envelope = raw, None
         try:
-            c1 = parse_c1(raw)
+            if looks_like_lotus_c2_input(raw):
+                envelope = parse_lotus_c2_input(raw)
+                c1_raw = envelope.phase1_out
+            c1 = parse_c1(c1_raw, max_bytes=max(len(c1_raw), DEFAULT_MAX_BYTES))  # already in memory
         except C1FormatError as exc:
             fail(f"{file}: not a valid C1: {exc}")
+        if envelope is not None:
+            if envelope.sector_size != c1.proof_type.sector_size:
+                fail(f"{file}: SectorSize {envelope.sector_size} is not that of a {c1.proof_type.name} C1")
+            if number is None and prover is not None:
+                number = envelope.sector_num  # lotus-bench does not record the miner
+    difference = noncanonical_error(c1, c1_raw)
+    if difference is not None:
+        if canonical:
+            fail(f"{file}: a valid C1, but --canonical demands the canonical bytes: {difference}")
+        typer.echo(f"note: valid C1, not in a canonical encoding: {difference}", err=True)
     if (prover is None) != (number is None):
         given, missing = ("--sector", "--miner or --prover-id") if prover is None else ("--miner", "--sector")
         fail(f"{given} binds the replica_id only together with {missing}: give both or neither", EXIT_USAGE)
@@ -230,6 +255,7 @@ def c1_check(
         "failed_checks": sorted(report.checks_failed()),
         "failures": len(report.failures),
         "notes": list(report.notes),
+        "canonical": c1.canonical,
         "seconds": round(elapsed, 3),
     }
     if json_out:

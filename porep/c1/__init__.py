@@ -21,7 +21,15 @@ type, every integer < 2^32.
 """
 
 from porep.c1.arrays import C1Arrays, MerkleArrays, as_ints, as_limbs, is_canonical_fr
-from porep.c1.codec import DEFAULT_MAX_BYTES, Decoded, decode, decode_document, detect, encode
+from porep.c1.codec import (
+    DEFAULT_MAX_BYTES,
+    Decoded,
+    decode,
+    decode_document,
+    detect,
+    encode,
+    report_noncanonical,
+)
 from porep.c1.errors import C1FormatError
 from porep.c1.layout import KeyOrder
 from porep.c1.models import (
@@ -49,6 +57,17 @@ def parse_c1(
 ) -> SealCommitPhase1Output:
     """Parse a C1 JSON document (same as :meth:`SealCommitPhase1Output.from_json`)."""
     return SealCommitPhase1Output.from_json(data, max_bytes=max_bytes, canonical=canonical)
+
+
+def noncanonical_error(c1: SealCommitPhase1Output, raw: bytes) -> C1FormatError | None:
+    """Where ``raw`` (the bytes ``c1`` was parsed from) first differs from its canonical encoding."""
+    if c1.canonical:
+        return None
+    try:
+        report_noncanonical(Decoded(c1.arrays, c1.key_order, False), raw)
+    except C1FormatError as exc:
+        return exc
+    return None  # pragma: no cover - a non-canonical input always differs somewhere
 
 
 def dump_c1(c1: SealCommitPhase1Output, order: KeyOrder | str | None = None) -> bytes:
@@ -87,5 +106,6 @@ __all__ = [
     "encode",
     "int_to_domain",
     "is_canonical_fr",
+    "noncanonical_error",
     "parse_c1",
 ]

@@ -239,3 +239,19 @@ def test_bulk_domain_helpers() -> None:
     mask = is_canonical_fr(rows)
     assert mask.shape == rows.shape[:-1]
     assert np.argwhere(~mask).tolist() == [[0, 1, 3, 1]]
+
+
+def test_parse_builds_the_tree_only_when_asked(c1: SealCommitPhase1Output) -> None:
+    """Every consumer reads the arrays: parsing leaves ``vanilla_proofs`` unbuilt until first read."""
+    raw = c1.to_json()
+    parsed = parse_c1(raw)
+    assert "vanilla_proofs" not in parsed.__dict__  # only the header was built
+    assert parsed.registered_proof == c1.registered_proof and parsed.comm_r == c1.comm_r
+    assert parsed == c1 and parsed.to_json() == raw and parsed.arrays["col.rows"].shape[0] == 1
+    tree = parsed.vanilla_proofs  # built now, from the arrays, and kept
+    assert tree == c1.vanilla_proofs and parsed.vanilla_proofs is tree
+    assert [p.encoding_proof.node for _, _, p in parsed.proofs()] == [
+        p.encoding_proof.node for _, _, p in c1.proofs()
+    ]
+    with pytest.raises(AttributeError):
+        parsed.no_such_field  # noqa: B018

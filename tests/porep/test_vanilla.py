@@ -293,3 +293,96 @@ def test_big_shapes_are_checked_not_crashed(name: str) -> None:
         "labeling.label",
         "commitments",
     } <= report.checks_failed()
+
+
+# ------------------------------------------------------------------------ check groups (for the circuit)
+
+
+def test_check_groups_are_verify_c1(wp_c1: SealCommitPhase1Output) -> None:
+    """verify_c1 = check_header + CHECK_GROUPS over one Subject; the groups run alone give the same."""
+    from porep.vanilla_verify import CHECK_GROUPS, Subject, check_header, check_labels
+
+    arr = wp_c1.arrays
+    rows = arr["col.rows"].copy()
+    rows[0, 1, 4, 1, 0] ^= 1  # drg parent 3's layer-2 label: its column hash and a labeling proof break
+    bad = C1Arrays(arr.proof_type, {**arr.fields, "col.rows": rows})
+    s = Subject(bad, WP_POREP)
+    header, notes = check_header(s, prover_id=WP_PROVER, sector=WP_SECTOR)
+    assert header == [] and notes == []
+    together = sorted(str(f) for group in CHECK_GROUPS for f in group(s))
+    report = verify_c1(bad, prover_id=WP_PROVER, sector=WP_SECTOR, porep_id=WP_POREP)
+    assert together == sorted(str(f) for f in report.failures) and together
+    assert {f.check for f in check_labels(s)} == {"labeling.parents"}
+    assert all(group(Subject(arr, WP_POREP)) == [] for group in CHECK_GROUPS)
+
+
+def test_subject_quantities_match_the_sealed_sector(wp_c1: SealCommitPhase1Output) -> None:
+    """The witness-side helpers recompute what the sector's C1 holds: parent labels, column leaves."""
+    from porep.vanilla_verify import Subject, column_hashes, expected_parent_labels
+
+    arr = wp_c1.arrays
+    s = Subject(arr, WP_POREP)
+    assert np.array_equal(expected_parent_labels(arr["col.rows"]), arr["lab.parents"])
+    assert np.array_equal(s.expected_parent_labels[:, :, -1], arr["enc.parents"])
+    assert np.array_equal(column_hashes(arr["col.rows"]), arr["col.leaf"])
+    assert np.array_equal(s.expected_columns, arr["col.index"])
+    assert np.array_equal(s.challenges, arr["enc.node"])
+
+
+# ------------------------------------------------------------------------ messages and the CLI
+
+
+def test_replica_id_mismatch_names_the_miner_and_sector(wp_c1: SealCommitPhase1Output) -> None:
+    report = verify_c1(wp_c1, prover_id=prover_id(1000), sector=7, porep_id=WP_POREP)
+    (failure,) = report.failures
+    assert failure.check == "header.replica_id"
+    assert "not for miner 1000, sector 7" in failure.detail and prover_id(1000).hex() not in failure.detail
+    other = verify_c1(wp_c1, prover_id=bytes([9]) * 32, sector=7, porep_id=WP_POREP).failures[0]
+    assert f"not for prover_id {'09' * 32}, sector 7" in other.detail  # not a miner's ID payload
+
+
+def test_cli_check_formatting_canonical_and_lotus_bench(
+    wp_c1: SealCommitPhase1Output, tmp_path: Path
+) -> None:
+    """c1 check accepts what serde_json accepts (with a note), --canonical refuses it, and a lotus-bench
+    c1out.json envelope is unwrapped (its SectorNum binds the replica_id together with --prover-id)."""
+    import base64
+    import json
+
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    runner = CliRunner()
+    raw = wp_c1.to_json()
+    ids_args = ["--prover-id", WP_PROVER.hex(), "--porep-id", WP_POREP.hex()]
+    pretty = tmp_path / "pretty.json"
+    pretty.write_bytes(json.dumps(json.loads(raw), indent=2).encode() + b"\n")
+    res = runner.invoke(app, ["c1", "check", str(pretty), *ids_args, "--sector", str(WP_SECTOR)])
+    assert res.exit_code == 0, res.output
+    assert "not in a canonical encoding" in res.stderr and res.stdout.startswith("ok:")
+    res = runner.invoke(
+        app, ["c1", "check", str(pretty), *ids_args, "--sector", str(WP_SECTOR), "--canonical"]
+    )
+    assert res.exit_code == 1 and "--canonical demands the canonical bytes" in res.stderr
+    assert "not valid" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    exact = tmp_path / "c1.json"
+    exact.write_bytes(raw)
+    res = runner.invoke(
+        app, ["c1", "check", str(exact), *ids_args, "--sector", str(WP_SECTOR), "--canonical"]
+    )
+    assert res.exit_code == 0 and "canonical" not in res.stderr, res.output
+
+    envelope = {"SectorNum": WP_SECTOR, "Phase1Out": base64.b64encode(raw).decode(), "SectorSize": 2048}
+    c1out = tmp_path / "c1out.json"
+    c1out.write_bytes(json.dumps(envelope, separators=(",", ":")).encode())
+    res = runner.invoke(app, ["c1", "check", str(c1out), *ids_args, "--canonical", "--json"])
+    assert res.exit_code == 0, res.output
+    verdict = json.loads(res.stdout)
+    assert verdict["ok"] and verdict["canonical"] and verdict["notes"] == []  # replica_id was bound
+    c1out.write_bytes(json.dumps({**envelope, "SectorNum": WP_SECTOR - 1}).encode())
+    res = runner.invoke(app, ["c1", "check", str(c1out), *ids_args])
+    assert res.exit_code == 1 and f"not for prover_id {WP_PROVER.hex()}, sector {WP_SECTOR - 1}" in res.stderr
+    c1out.write_bytes(json.dumps({**envelope, "SectorSize": 8 << 20}).encode())
+    res = runner.invoke(app, ["c1", "check", str(c1out)])
+    assert res.exit_code == 1 and "SectorSize 8388608 is not that of a StackedDrg2KiBV1_1 C1" in res.stderr
