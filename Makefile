@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: run test smoke lint install install-dev clean device-wheels
+.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test: $(VENV)/.stamp-dev
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5) - failing" >&2; exit 1; fi; \
 	exit $$rc
+
+# Long circuit tests, not in CI (minutes on 2 cores): 8MiB/512MiB/32GiB counts, every C1 mutation, blank ==
+# witness matrices, CPU proving of a 2KiB C1.
+test-circuit-long: $(VENV)/.stamp-dev
+	PSAGENT_CIRCUIT_LONG=1 $(PY) -m pytest tests/porep/circuit -q -ra $(PYTEST_ARGS)
 
 # The plain install as a user gets it (fresh venv, no cuda extra, no simulator, outside the tree): seal 2KiB ->
 # c1 make -> c1 check -> bench prove --backend cpu. CI runs it after the tests (.ci/run).

@@ -63,12 +63,17 @@ def is_input(var: int) -> bool:
 
 def merge(lc: LCLike) -> dict[int, int]:
     """An LC as a dict with duplicate variables merged (coefficients added, zeros kept)."""
-    if isinstance(lc, dict):
-        return lc
-    if isinstance(lc, Mapping):
+    t = type(lc)
+    if t is dict:
+        return lc  # type: ignore[return-value]
+    if t is list or t is tuple:
+        d = dict(lc)
+        if len(d) == len(lc):  # type: ignore[arg-type]
+            return d
+    elif isinstance(lc, Mapping):
         return dict(lc)
     out: dict[int, int] = {}
-    for v, c in lc:
+    for v, c in lc:  # type: ignore[misc]
         out[v] = out.get(v, 0) + c
     return out
 
@@ -143,13 +148,15 @@ class ConstraintSystem:
     def enforce(self, a: LCLike, b: LCLike, c: LCLike) -> None:
         """Append the row a * b = c."""
         self.num_constraints += 1
-        for lc, m in zip((a, b, c), self._m, strict=True):
-            d = merge(lc)
-            n = len(d)
-            m.nnz += n
-            if self.record:
-                m.lens.append(n)
-                m.vars.extend(d.keys())
+        ma, mb, mc = self._m
+        da, db, dc = merge(a), merge(b), merge(c)
+        ma.nnz += len(da)
+        mb.nnz += len(db)
+        mc.nnz += len(dc)
+        if self.record:
+            for d, m in ((da, ma), (db, mb), (dc, mc)):
+                m.lens.append(len(d))
+                m.vars.extend(d)
                 m.coeffs.extend(d.values())
 
     @property
@@ -254,10 +261,10 @@ class ConstraintSystem:
             ptr[1:] = np.cumsum(rowlen)
             rowid = np.repeat(np.arange(len(m.lens), dtype=np.int64), rowlen)
             order = np.lexsort((cols, rowid))
-            # coefficients: intern the (few) distinct values, convert each once
+            # coefficients: intern the (few) distinct raw values, reduce and convert each once
             table: dict[int, int] = {}
             idx = np.fromiter(
-                (table.setdefault(c % R, len(table)) for c in m.coeffs), dtype=np.int64, count=len(m.coeffs)
+                (table.setdefault(c, len(table)) for c in m.coeffs), dtype=np.int64, count=len(m.coeffs)
             )
             limbs = ints_to_limbs(table.keys()) if table else np.zeros((0, 8), dtype=np.uint32)
             vals = limbs[idx[order]] if len(idx) else np.zeros((0, 8), dtype=np.uint32)
