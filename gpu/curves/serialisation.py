@@ -175,7 +175,7 @@ def decode_points(data: bytes, *, fq2: bool, compressed: bool) -> np.ndarray:
     return mont
 
 
-def _ints(a: np.ndarray, fq2: bool) -> list:
+def _ints(a: np.ndarray, fq2: bool) -> list[int] | list[tuple[int, int]]:
     raw = np.ascontiguousarray(a).astype("<u4").tobytes()
     vals = [int.from_bytes(raw[i * 48 : (i + 1) * 48], "little") for i in range(len(raw) // 48)]
     if fq2:

@@ -46,7 +46,7 @@ def gather(d_src: Any, d_idx: Any) -> Any:
     return dst[:n]
 
 
-def ptx_signatures(arr: Any) -> list[tuple[str, object, tuple]]:
+def ptx_signatures(arr: Any) -> list[tuple[str, object, tuple[Any, ...]]]:
     """(name, kernel, numba signature) for benchmarks/ptx_check_ntt.py."""
     from numba import types
 
