@@ -147,6 +147,7 @@ LARGE = int(os.environ.get("PSAGENT_TEST_CONSTRAINTS", "200000"))
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # 250-290 s measured on a loaded 2-core machine; the default is 300 s
 def test_filecoin_like_large_circuit(seed: int) -> None:
     """The synthetic family at LARGE constraints (~88 % boolean witness): setup, prove from the structure's
     direct evaluations (CPU, or CUDA with PSAGENT_REAL_CUDA=1), verify with our verifier and with pyblst
@@ -164,6 +165,7 @@ def test_filecoin_like_large_circuit(seed: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # 250-290 s measured on a loaded 2-core machine; the default is 300 s
 def test_cuda_batch_equals_cpu(seed: int) -> None:
     """Circuits of one shape (different witnesses) proved as one CUDA batch (each MSM once for all of them)
     give the CPU backend's bytes (test_cuda_proof_equals_cpu_bytes ties single CUDA proofs to it) and
