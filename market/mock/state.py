@@ -100,6 +100,11 @@ CREATE TABLE IF NOT EXISTS assignments(
     id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, wallet TEXT NOT NULL, ask_id INTEGER NOT NULL,
     assigned_at REAL NOT NULL, deadline REAL NOT NULL, state TEXT NOT NULL, finished_at REAL);
 CREATE INDEX IF NOT EXISTS assignments_by_wallet ON assignments(wallet, state);
+CREATE INDEX IF NOT EXISTS assignments_by_state ON assignments(state, deadline);
+CREATE INDEX IF NOT EXISTS asks_by_wallet ON asks(wallet, state);
+CREATE INDEX IF NOT EXISTS asks_by_state ON asks(state);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state, pow);
+CREATE INDEX IF NOT EXISTS jobs_by_cid ON jobs(cid);
 CREATE TABLE IF NOT EXISTS vouchers(
     wallet TEXT NOT NULL, nonce INTEGER NOT NULL, amount TEXT NOT NULL, cumulative TEXT NOT NULL,
     signature BLOB NOT NULL, request_cid TEXT NOT NULL, PRIMARY KEY(wallet, nonce));
@@ -143,9 +148,16 @@ class MarketState:
             key = secrets.token_bytes(32).hex()
             self._db.execute("INSERT INTO meta VALUES ('market_key', ?)", (key,))
         self.market_key = bytes.fromhex(key)
+        self._counters: dict[str, int] = dict(self._db.execute("SELECT name, value FROM counters").fetchall())
+        self._dirty: set[str] = set()
 
     def close(self) -> None:
         with self._lock:
+            try:
+                with self._tx():
+                    pass  # writes the counters
+            except sqlite3.ProgrammingError:
+                return  # closed already
             self._db.close()
 
     # -- helpers -----------------------------------------------------------------------------------------
@@ -159,11 +171,18 @@ class MarketState:
         return None if row is None else row[0]
 
     def count(self, name: str, n: int = 1) -> None:
+        """Counters live in memory and are written with the next transaction (and at close)."""
         with self._lock:
-            self._db.execute(
-                "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + ?",
-                (name, n, n),
+            self._counters[name] = self._counters.get(name, 0) + n
+            self._dirty.add(name)
+
+    def _flush_counters(self) -> None:
+        if self._dirty:
+            self._db.executemany(
+                "INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                [(k, self._counters[k]) for k in self._dirty],
             )
+            self._dirty.clear()
 
     def _provider(self, wallet: str) -> tuple[int, int, int, int]:
         row = self._db.execute(
@@ -194,7 +213,7 @@ class MarketState:
         }
 
     def _tx(self) -> Any:
-        return _Transaction(self._db, self._lock)
+        return _Transaction(self._db, self._lock, self._flush_counters)
 
     # -- the rules ---------------------------------------------------------------------------------------
 
@@ -454,7 +473,7 @@ class MarketState:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            counters = dict(self._db.execute("SELECT name, value FROM counters ORDER BY name").fetchall())
+            counters = dict(sorted(self._counters.items()))
             providers = {
                 w: {
                     "actor_id": a,
@@ -495,9 +514,12 @@ class MarketState:
 class _Transaction:
     """BEGIN IMMEDIATE … COMMIT (ROLLBACK on error) under the state's lock."""
 
-    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, lock: threading.RLock, before_commit: Callable[[], None]
+    ) -> None:
         self._db = db
         self._lock = lock
+        self._before_commit = before_commit
         self._outer = False
 
     def __enter__(self) -> _Transaction:
@@ -512,6 +534,7 @@ class _Transaction:
             if self._outer:
                 # A refusal is an answer, not a failure: what led to it (an expiry, a penalty) stays recorded.
                 if exc_type is None or issubclass(exc_type, Refusal):
+                    self._before_commit()
                     self._db.execute("COMMIT")
                 else:
                     self._db.execute("ROLLBACK")
