@@ -292,7 +292,7 @@ def prove(
                 res = []
                 size = _group_size(pk, nc, memory_bytes)
                 for lo in range(0, nc, size):
-                    res += _msms_cuda_batch(pk, asgs[lo : lo + size], ts[lo : lo + size])
+                    res += _msms_cuda_batch(pk, asgs[lo : lo + size], ts[lo : lo + size], memory_bytes)
             else:
                 res = [_msms_cuda(pk, asg, t) for asg, t in zip(asgs, ts, strict=True)]
     else:
@@ -391,9 +391,14 @@ def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str
 
 
 def _msms_cuda_batch(
-    pk: ProvingKey, asgs: Sequence[Assignment], ts: Sequence[dict[str, float]]
+    pk: ProvingKey,
+    asgs: Sequence[Assignment],
+    ts: Sequence[dict[str, float]],
+    memory_bytes: int | None = None,
 ) -> list[dict[str, np.ndarray]]:
-    """One group of circuits: per-circuit H steps and uploads, then each MSM once for all of them."""
+    """One group of circuits: per-circuit H steps and uploads, then each MSM once for all of them. With a
+    grant (``memory_bytes``), the MSM passes get what the circuits' buffers leave of it (else the MSM reads
+    the free memory)."""
     from numba import cuda
 
     scalars = []
@@ -408,7 +413,8 @@ def _msms_cuda_batch(
     for name in MSM_NAMES:
         t0 = time.perf_counter()
         stages: dict[str, float] = {}
-        pts = pk.ctx[name].msm_batch([sc[name] for sc in scalars], timings=stages)
+        left = None if memory_bytes is None else max(0, memory_bytes - k * _batch_bytes(pk)[1])
+        pts = pk.ctx[name].msm_batch([sc[name] for sc in scalars], timings=stages, max_bytes=left)
         cuda.synchronize()
         dt = time.perf_counter() - t0
         for i, t in enumerate(ts):
