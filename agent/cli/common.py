@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -14,6 +13,7 @@ import typer
 
 from agent.config import ConfigError, Settings, load_settings
 from agent.logsetup import setup_logging
+from gpu.placement import Backend  # the engine's enum (imports nothing: numba stays unloaded here)
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the command ran and its check failed (e.g. a proof did not verify)
@@ -31,14 +31,6 @@ JsonOption = Annotated[
     typer.Option("--json", help="Print the result as one JSON object on stdout (progress stays on stderr)."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace existing output.")]
-
-
-class Backend(StrEnum):
-    """Where the arithmetic runs; ``auto`` is CUDA when a GPU is usable, else the CPU."""
-
-    auto = "auto"
-    cuda = "cuda"
-    cpu = "cpu"
 
 
 BackendOption = Annotated[
@@ -122,23 +114,15 @@ def check_output_dir(path: Path, force: bool, what: str = "--out") -> None:
 
 
 def resolve_backend(backend: Backend) -> Backend:
-    """``auto`` becomes cuda when a real GPU is usable, else cpu; ``cuda`` without a usable GPU exits 2 before
-    any work. The CUDA simulator (NUMBA_ENABLE_CUDASIM=1) serves an explicit ``cuda`` but never ``auto``: it
-    runs kernels as Python, far slower than the CPU backend."""
-    if backend is Backend.cpu:
-        return backend
-    from gpu.device import devices
+    """``auto`` becomes cuda when a real GPU is usable, else cpu (:func:`gpu.device.resolve_backend`, the one
+    place that decides); ``cuda`` without a usable GPU exits 2 before any work."""
+    from gpu.device import resolve_backend as decide
+    from gpu.placement import GpuError
 
     try:
-        found = devices()
-    except Exception:  # noqa: BLE001 - a driver that cannot enumerate devices means: no usable GPU
-        found = []
-    if found and (backend is Backend.cuda or any(not d.simulated for d in found)):
-        return Backend.cuda
-    if backend is Backend.cuda:
-        fail("--backend cuda: no usable CUDA GPU here (install the 'cuda' extra and a driver, "
-             "or use --backend cpu)", EXIT_USAGE)
-    return Backend.cpu
+        return decide(backend)
+    except GpuError as exc:
+        fail(f"--backend cuda: {exc}", EXIT_USAGE)
 
 
 # --- the Numba on-disk kernel cache -------------------------------------------------------------------------
