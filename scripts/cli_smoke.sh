@@ -26,7 +26,11 @@ mkdir "$work/src"
 
 step "pip install (base dependencies only) into a fresh venv"
 "$PYTHON" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install -q "$work/src" 2>&1 | grep -v "^WARNING: Location 'file:" >&2 || true
+if ! "$work/venv/bin/python" -m pip install -q "$work/src" >"$work/pip.log" 2>&1; then
+    grep -v "^WARNING: Location 'file:" "$work/pip.log" >&2
+    echo "smoke: pip install failed" >&2
+    exit 1
+fi
 "$work/venv/bin/python" - <<'EOF'
 import importlib.util, sys
 if importlib.util.find_spec("agent") is None:
