@@ -597,6 +597,11 @@ def decode_document(
     if len(raw) > max_bytes:
         raise C1FormatError(f"C1 of {len(raw)} bytes exceeds the limit of {max_bytes}")
     buf = np.frombuffer(raw, dtype=np.uint8)
+    trimmed = raw.strip(b" \t\r\n")
+    if len(trimmed) < len(raw):  # a trailing newline, say: try the trimmed bytes before anything else
+        found = _fast(trimmed, np.frombuffer(trimmed, dtype=np.uint8), proof)
+        if isinstance(found, Decoded):
+            return Decoded(found.arrays, found.order, False)
     first = _fast(raw, buf, proof)
     if isinstance(first, Decoded):
         return first

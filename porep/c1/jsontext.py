@@ -32,16 +32,19 @@ def _string_chunks(buf: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         c = buf[s : s + CHUNK]
         n = c.size
         bs = c == 92
-        idx = np.arange(n, dtype=np.int64)
-        last = np.maximum.accumulate(np.where(bs, -1 - carry, idx))  # last non-backslash at or before i
-        before = np.empty(n, dtype=np.int64)  # backslashes directly before i
-        before[0] = carry
-        before[1:] = idx[1:] - 1 - last[:-1]
-        delim = (c == 34) & ((before & 1) == 0)
-        count = np.cumsum(delim, dtype=np.int64) + parity
+        if carry == 0 and not bs.any():  # the common case: no escapes, every quote delimits
+            delim = c == 34
+        else:
+            idx = np.arange(n, dtype=np.int64)
+            last = np.maximum.accumulate(np.where(bs, -1 - carry, idx))  # last non-backslash at or before i
+            before = np.empty(n, dtype=np.int64)  # backslashes directly before i
+            before[0] = carry
+            before[1:] = idx[1:] - 1 - last[:-1]
+            delim = (c == 34) & ((before & 1) == 0)
+            carry = int(n - 1 - last[-1])
+        count = np.cumsum(delim, dtype=np.int32) + np.int32(parity)
         in_string = ((count & 1) == 1) | delim
         parity = int(count[-1] & 1)
-        carry = int(n - 1 - last[-1])
         yield c, in_string
 
 
@@ -66,7 +69,13 @@ def strip_whitespace(buf: np.ndarray) -> np.ndarray | None:
     prev_token = False  # the last kept byte can end a bare token
     gap = False  # whitespace was removed after the last kept byte
     for c, in_string in _string_chunks(buf):
-        keep = ~(_WHITESPACE[c] & ~in_string)
+        removed = _WHITESPACE[c] & ~in_string
+        if not removed.any():
+            parts.append(c)
+            gap = False
+            prev_token = bool(_TOKEN[c[-1]] and not in_string[-1])
+            continue
+        keep = ~removed
         pos = np.flatnonzero(keep)
         if pos.size == 0:
             gap = True
