@@ -88,14 +88,15 @@ class PairingChecker:
 
     name = "groth16-pairing"
 
-    def __init__(self, vk_path: Path) -> None:
+    def __init__(self, vk: Path | Any) -> None:
+        """``vk``: a verifying key file (``params generate``) or a ``gpu.groth16.params.VerifyingKey``."""
         try:
             from gpu.groth16.params import VerifyingKey
             from gpu.groth16.verifier import prepare_verifying_key
             from porep import public_inputs  # noqa: F401 - the check below needs it
         except ImportError as exc:
             raise RuntimeError(f"pairing verification is not available yet: {exc}") from exc
-        self._pvk = prepare_verifying_key(VerifyingKey.read(vk_path))
+        self._pvk = prepare_verifying_key(VerifyingKey.read(vk) if isinstance(vk, Path) else vk)
 
     def check(self, kind: str, request: bytes, proof: bytes) -> CheckResult:
         from gpu.groth16.verifier import verify
