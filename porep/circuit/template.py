@@ -25,16 +25,31 @@ Gadget = Callable[[ConstraintSystem, list[int]], object]
 
 
 class RowRecorder(ConstraintSystem):
-    """A shape-only constraint system that also keeps every row as three merged dicts (for templates and
-    row-level comparisons)."""
+    """A shape-only constraint system that also keeps every row (merged), flat per matrix: for templates
+    and row-level comparisons (``captured``)."""
 
     def __init__(self) -> None:
         super().__init__(witness=False, record=False)
-        self.captured: list[tuple[dict[int, int], dict[int, int], dict[int, int]]] = []
+        self.flat: tuple[tuple[list[int], list[int], list[int]], ...] = tuple(([], [], []) for _ in range(3))
 
     def enforce(self, a: LCLike, b: LCLike, c: LCLike) -> None:
-        super().enforce(a, b, c)
-        self.captured.append((dict(merge(a)), dict(merge(b)), dict(merge(c))))
+        lcs = (merge(a), merge(b), merge(c))
+        super().enforce(*lcs)
+        for d, (lens, vars_, coeffs) in zip(lcs, self.flat, strict=True):
+            lens.append(len(d))
+            vars_.extend(d)
+            coeffs.extend(d.values())
+
+    @property
+    def captured(self) -> list[tuple[dict[int, int], dict[int, int], dict[int, int]]]:
+        """Every row as three dicts (slow; for tests)."""
+        out: list[list[dict[int, int]]] = [[] for _ in range(self.num_constraints)]
+        for lens, vars_, coeffs in self.flat:
+            pos = 0
+            for r, n in enumerate(lens):
+                out[r].append(dict(zip(vars_[pos : pos + n], coeffs[pos : pos + n], strict=True)))
+                pos += n
+        return [(r[0], r[1], r[2]) for r in out]
 
 
 @dataclass(frozen=True)
@@ -65,11 +80,11 @@ def record(gadget: Gadget, n_inputs: int) -> Template:
     table: dict[int, int] = {}
     lens, slots, coeff = [], [], []
     for k in range(3):
-        rows = [row[k] for row in cs.captured]
-        lens.append(np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows)))
-        slots.append(np.fromiter((v for r in rows for v in r), dtype=np.int64))
-        coeff.append(np.fromiter((table.setdefault(c % R, len(table)) for r in rows for c in r.values()),
-                                 dtype=np.int64))
+        ln, vs, cf = cs.flat[k]
+        lens.append(np.asarray(ln, dtype=np.int64))
+        slots.append(np.asarray(vs, dtype=np.int64))
+        interned = (table.setdefault(c % R, len(table)) for c in cf)
+        coeff.append(np.fromiter(interned, dtype=np.int64, count=len(cf)))
     return Template(
         n_inputs=n_inputs,
         n_aux=cs.num_aux - n_inputs,

@@ -22,6 +22,11 @@ from porep.circuit.cs import R
 from porep.circuit.template import Template
 
 
+def _signed(c: int) -> int:
+    """A coefficient mod r as the signed integer of least absolute value."""
+    return c - R if c > R // 2 else c
+
+
 @dataclass(frozen=True)
 class Program:
     """A template prepared for solving: per row the value index it defines (−1: a check), the free aux
@@ -35,45 +40,48 @@ class Program:
     idx: tuple[np.ndarray, np.ndarray, np.ndarray]
     coeff: np.ndarray
     inv: np.ndarray  # per defining row: 1 / (the defined variable's coefficient in C), Montgomery
+    def_coeff: np.ndarray  # per defining row (in order): that coefficient as a signed int
 
 
 def program(t: Template) -> Program:
-    """Find, row by row, the aux each row defines; aux first met in A or B (or never defined) are free."""
-    known = np.zeros(1 + t.n_inputs + t.n_aux, dtype=bool)
-    known[: 1 + t.n_inputs] = True
+    """Find the aux each row defines: an aux is defined by the row where it first appears in C if no
+    earlier-or-same row has it in A or B; otherwise (or if it never appears in C) it is free. A row
+    defining two aux is refused."""
+    n_vals = 1 + t.n_inputs + t.n_aux
+    never = np.int64(t.rows)
     ptr = tuple(np.concatenate(([0], np.cumsum(t.lens[k]))) for k in range(3))
     idx = tuple(t.slots[k] + 1 for k in range(3))
+    rows = tuple(np.repeat(np.arange(t.rows, dtype=np.int64), t.lens[k]) for k in range(3))
+    first_ab = np.full(n_vals, never, dtype=np.int64)
+    first_c = np.full(n_vals, never, dtype=np.int64)
+    for k, first in ((0, first_ab), (1, first_ab), (2, first_c)):
+        # entries are row-major, so a variable's first entry is its first row
+        vs, at = np.unique(idx[k], return_index=True)
+        first[vs] = np.minimum(first[vs], rows[k][at])
+    own = np.arange(n_vals) > t.n_inputs
+    defined = own & (first_c < first_ab)
+    pos = np.flatnonzero(defined[idx[2]] & (rows[2] == first_c[idx[2]]))
+    def_rows = rows[2][pos]
+    if len(np.unique(def_rows)) != len(def_rows):
+        raise ValueError("a row has more than one unknown in C")
+    order = np.argsort(def_rows)
+    pos, def_rows = pos[order], def_rows[order]
     defines = np.full(t.rows, -1, dtype=np.int64)
-    inv_vals: list[int] = []
-    free: list[int] = []
-    for r in range(t.rows):
-        ab = np.unique(np.concatenate([idx[k][ptr[k][r] : ptr[k][r + 1]] for k in (0, 1)]))
-        for v in ab[~known[ab]]:
-            known[v] = True
-            free.append(int(v) - 1 - t.n_inputs)
-        c = idx[2][ptr[2][r] : ptr[2][r + 1]]
-        cc = t.coeff[2][ptr[2][r] : ptr[2][r + 1]]
-        unknown = np.flatnonzero(~known[c])
-        if len(unknown) > 1:
-            raise ValueError(f"row {r} has {len(unknown)} unknowns in C")
-        if len(unknown) == 1:
-            v = int(c[unknown[0]])
-            defines[r] = v
-            known[v] = True
-            inv_vals.append(pow(t.coeffs[int(cc[unknown[0]])], R - 2, R))
-    free += [int(v) - 1 - t.n_inputs for v in np.flatnonzero(~known)]
+    defines[def_rows] = idx[2][pos]
+    def_cidx = t.coeff[2][pos]
     inv = np.zeros((t.rows, 8), dtype=np.uint32)
-    rows_def = np.flatnonzero(defines >= 0)
-    if len(rows_def):
-        inv[rows_def] = fr_encode(inv_vals)
+    if len(def_rows):  # one inversion per distinct coefficient
+        inv[def_rows] = fr_encode([pow(c, R - 2, R) for c in t.coeffs])[def_cidx]
+    free = np.flatnonzero(own & ~defined) - 1 - t.n_inputs
     return Program(
         template=t,
-        free=tuple(sorted(free)),
+        free=tuple(free.tolist()),
         defines=defines,
         ptr=(ptr[0], ptr[1], ptr[2]),
         idx=(idx[0], idx[1], idx[2]),
         coeff=fr_encode(list(t.coeffs)),
         inv=inv,
+        def_coeff=np.asarray([_signed(c) for c in t.coeffs], dtype=object)[def_cidx],
     )
 
 
@@ -116,3 +124,66 @@ def solve(p: Program, inputs: np.ndarray, free: np.ndarray) -> np.ndarray:
         p.template.coeff[1], p.ptr[2], p.idx[2], p.template.coeff[2], p.coeff, p.inv, min_chunk=4,
     )
     return np.ascontiguousarray(vals[:, 1 + t.n_inputs :])
+
+
+# ---------------------------------------------------------------------- bit-valued gadgets (SHA-256)
+
+SMALL = 1 << 20
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _lc_int(vals, r, ptr, idx, cidx, coeff, row, skip):
+    acc = 0
+    for p in range(ptr[row], ptr[row + 1]):
+        v = idx[p]
+        if v != skip:
+            acc += coeff[cidx[p]] * vals[r, v]
+    return acc
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _solve_small_rows(lo, hi, vals, defines, small, dsign, pa, ia, ca, pb, ib, cb, pc, ic, cc, coeff):
+    for r in range(lo, hi):
+        for row in range(defines.shape[0]):
+            d = defines[row]
+            if d < 0 or not small[row]:
+                continue
+            a = _lc_int(vals, r, pa, ia, ca, coeff, row, -1)
+            b = _lc_int(vals, r, pb, ib, cb, coeff, row, -1)
+            c = _lc_int(vals, r, pc, ic, cc, coeff, row, d)
+            vals[r, d] = (a * b - c) * dsign[row]
+
+
+def solve_small(p: Program, inputs: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Integer witness of N instances of a gadget whose values are small (bits: SHA-256's xor / and / ch /
+    maj rows): ``int64[N, n_aux]`` and the rows it left unsolved (a defining row with a coefficient of
+    2^20 or more, e.g. a final packing; the caller fills its aux, which no later row may read)."""
+    t = p.template
+    n = inputs.shape[0]
+    if inputs.shape != (n, t.n_inputs) or free.shape != (n, len(p.free)):
+        raise ValueError(f"inputs [N, {t.n_inputs}] and free [N, {len(p.free)}] expected")
+    signed = np.asarray([_signed(c) if abs(_signed(c)) < SMALL else 0 for c in t.coeffs], dtype=np.int64)
+    big = np.asarray([abs(_signed(c)) >= SMALL for c in t.coeffs], dtype=bool)
+    small = np.ones(t.rows, dtype=bool)
+    for k in range(3):
+        row_of = np.repeat(np.arange(t.rows), t.lens[k])
+        small[np.unique(row_of[big[t.coeff[k]]])] = False
+    dsign = np.zeros(t.rows, dtype=np.int64)
+    rows_def = np.flatnonzero(p.defines >= 0)
+    unit = np.asarray([c in (1, -1) for c in p.def_coeff.tolist()], dtype=bool)
+    dsign[rows_def[unit]] = p.def_coeff[unit].astype(np.int64)
+    small[rows_def[~unit]] = False
+    unsolved = [int(r) for r in rows_def if not small[r]]
+    for row in unsolved:
+        d = p.defines[row]
+        if any((p.idx[k][p.ptr[k][row + 1] :] == d).any() for k in range(3)):
+            raise ValueError(f"row {row} defines a large value that later rows read")
+    vals = np.zeros((n, 1 + t.n_inputs + t.n_aux), dtype=np.int64)
+    vals[:, 0] = 1
+    vals[:, 1 : 1 + t.n_inputs] = inputs
+    vals[:, [1 + t.n_inputs + f for f in p.free]] = free
+    parallel_for(
+        _solve_small_rows, n, vals, p.defines, small, dsign, p.ptr[0], p.idx[0], t.coeff[0], p.ptr[1],
+        p.idx[1], t.coeff[1], p.ptr[2], p.idx[2], t.coeff[2], signed, min_chunk=1,
+    )
+    return np.ascontiguousarray(vals[:, 1 + t.n_inputs :]), unsolved

@@ -1,17 +1,21 @@
 """create_label in the circuit: SPP's create_label test (532,025 rows: 38 × 256 allocated bits, constant
 node), the in-circuit cost (522,269 rows / 521,749 aux, circuit.md §9.1), and one real-form witness whose
-label equals porep.labels.create_label and satisfies every row."""
+label equals porep.labels.create_label and satisfies every row — and the vectorised witness
+(create_label_witness) reproduces its aux."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 
+import numpy as np
 import pytest
 
 from porep.circuit import boolean as bl
 from porep.circuit import num
 from porep.circuit.boolean import Boolean, reverse_bit_numbering
 from porep.circuit.create_label import create_label
+from porep.circuit.create_label_witness import label_witness, sha256_addition_bits
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.uint64 import UInt64
 from porep.labels import create_label as reference_label
@@ -62,6 +66,17 @@ def test_in_circuit_label_equals_reference() -> None:
     expect = reference_label(replica_id, layer, node, b"".join(expanded))
     assert cs.value(label) == int.from_bytes(expect, "little")
     assert cs.unsatisfied() is None
+
+    # the vectorised witness (template + numpy SHA sums + row solver) gives the same aux, for this
+    # challenge and another one next to it
+    other = [_fr_bytes(rng) for _ in range(14)]
+    nodes = np.array([node, 77], dtype=np.uint64)
+    par = np.frombuffer(b"".join(parents + other), np.uint8).reshape(2, 14, 32)
+    vals, labels = label_witness(replica_id, layer, nodes, par)
+    assert vals[0, :-1].tolist() == cs.aux_values[a0:-1]
+    assert labels == [cs.value(label), int.from_bytes(reference_label(replica_id, layer, 77, b"".join(
+        other + other + other[:9])), "little")]
+
     # a wrong label value is caught by the packing row, which is named
     cs.aux_values[label] += 1
     row = cs.unsatisfied()
@@ -72,3 +87,14 @@ def test_message_checks() -> None:
     cs = ConstraintSystem(witness=False)
     with pytest.raises(ValueError, match="37 parents"):
         create_label(cs, [bl.FALSE] * 256, [[bl.FALSE] * 256] * 36, 1, 0)
+
+
+@pytest.mark.parametrize("length", [0, 55, 64, 1248])
+def test_numpy_sha256_sums(length: int) -> None:
+    """The numpy SHA-256 behind the vectorised witness: hashlib's digest, and 6,310 addition result bits
+    per compression (circuit.md §4.3)."""
+    msgs = np.frombuffer(random.Random(length).randbytes(3 * length), np.uint8).reshape(3, length)
+    digest, bits = sha256_addition_bits(msgs)
+    for i in range(3):
+        assert digest[i].tobytes() == hashlib.sha256(msgs[i].tobytes()).digest()
+    assert bits.shape == (3, 6_310 * ((length + 9 + 63) // 64))
