@@ -143,6 +143,9 @@ def mock_serve(
         ),
     ] = None,
     slot_divisor: Annotated[int, typer.Option(min=1, help="Challenge proofs per work slot.")] = 50,
+    initial_challenges: Annotated[
+        int, typer.Option(min=0, help="Challenge balance a new wallet starts with (0: earn every slot).")
+    ] = 0,
     deadline: Annotated[float, typer.Option(min=0.1, help="Seconds to submit assigned work.")] = 45 * 60.0,
     demand: Annotated[int, typer.Option(min=0, help="Paid requests kept open.")] = 4,
     demand_price: Annotated[int, typer.Option(min=1, help="Their price, attoFIL.")] = 5 * 10**15,
@@ -195,9 +198,13 @@ def mock_serve(
     except OSError as exc:
         fail(f"cannot use the challenge pool {pool}: {exc.strerror or exc}", EXIT_USAGE)
     rules = MarketRules(
-        slot_divisor=slot_divisor, deadline_s=deadline, demand_open=demand, demand_price=demand_price
+        slot_divisor=slot_divisor,
+        deadline_s=deadline,
+        demand_open=demand,
+        demand_price=demand_price,
+        initial_challenges=initial_challenges,
     )
-    books = MarketState(state, rules, challenge_source=challenges.make)
+    books = MarketState(state, rules, challenge_source=challenges.take)
     demo = Wallet.generate()
     typer.echo(f"mock market: {base_url(sock)}")
     typer.echo(f"demo wallet: {demo.address.encode('f')}")

@@ -4,12 +4,14 @@ A challenge on the real market is a genuine PoRep request for miner 1000 / secto
 ticket and seed (never reduced to a field element). Sealing is the slow part (~6-12 s for 2KiB on the 2-core
 machine, ~30 s for 8MiB) and is done ahead, into a pool directory of ``sector-N/`` sector directories
 (``psagent seal``'s layout). Cutting a C1 from a sealed sector for a fresh random seed takes milliseconds, so
-every request the mock issues is new (its own CID) and serving stays instant.
+every request the mock issues is new (its own CID); :meth:`ChallengePool.take` hands out ones cut ahead by a
+background thread, so serving stays instant.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import secrets
 import threading
 from pathlib import Path
@@ -27,12 +29,15 @@ DEFAULT_PROOF = "StackedDrg2KiBV1_1"
 class ChallengePool:
     """Sealed sectors under ``directory``; :meth:`make` gives ProofData bytes for a fresh random seed."""
 
-    def __init__(self, directory: Path, sectors: list[Any], proof_type: str) -> None:
+    def __init__(self, directory: Path, sectors: list[Any], proof_type: str, *, ahead: int = 4) -> None:
         self.directory = directory
         self._sectors = sectors
         self.proof_type = proof_type
         self._lock = threading.Lock()
         self._next = 0
+        self._ready: queue.Queue[bytes] = queue.Queue(maxsize=max(ahead, 1))
+        self._ahead = ahead
+        self._filler: threading.Thread | None = None
 
     @classmethod
     def open(cls, directory: Path, *, proof_type: str = DEFAULT_PROOF, min_sectors: int = 1) -> ChallengePool:
@@ -52,6 +57,21 @@ class ChallengePool:
             sealed.save(sub)
             sectors.append(SealedSector.load(sub))
         return cls(directory, sectors, proof_type)
+
+    def take(self) -> bytes:
+        """A new challenge request, from the ones made ahead by a background thread when there is one ready
+        (an 8MiB C1 takes a noticeable time to cut), else made now."""
+        if self._ahead > 0 and self._filler is None:
+            self._filler = threading.Thread(target=self._fill, name="challenge-pool", daemon=True)
+            self._filler.start()
+        try:
+            return self._ready.get_nowait()
+        except queue.Empty:
+            return self.make()
+
+    def _fill(self) -> None:
+        while True:
+            self._ready.put(self.make())  # blocks while the queue is full
 
     def make(self) -> bytes:
         """A new challenge request: ProofData JSON (Go field order, as Curio re-marshals C1s)."""
