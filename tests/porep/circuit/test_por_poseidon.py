@@ -1,17 +1,20 @@
 """Poseidon Merkle PoR levels (trees C and R): SPC tests/por_circuit.rs counts (64 leaves per base tree,
 public root), the per-level cost 530 / 537 aux (oct) and 314 / 315 (binary), and witness paths whose root is
-computed independently with porep.poseidon."""
+computed independently with porep.poseidon; the vectorised level witness against auth_path."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
+from gpu.arith.fields import fr_decode, fr_encode
 from porep import poseidon as P
 from porep.circuit import num
 from porep.circuit.cs import ConstraintSystem
-from porep.circuit.por import PathLevel, blank_path, por, poseidon_node
+from porep.circuit.por import PathLevel, auth_path, blank_path, por, poseidon_node
+from porep.circuit.por_poseidon import paths_witness
 
 # (base arity, base levels for 64 leaves, sub, top) -> published constraints with a public root
 PUBLISHED = {
@@ -96,3 +99,22 @@ def test_wrong_sibling_changes_the_root() -> None:
     cs = ConstraintSystem()
     por(cs, cs.alloc(leaf_v), cs.alloc(root_v), path, poseidon_node)
     assert cs.unsatisfied() == cs.num_constraints - 1  # only the root equality fails
+
+
+@pytest.mark.slow  # compiles the template solver (shared with test_template_witness)
+def test_vectorised_paths_witness() -> None:
+    """por_poseidon.paths_witness gives every level's aux exactly as auth_path allocates them, and the
+    reference root, for several 8-8-2 paths at once."""
+    rng = random.Random(9)
+    arities = [8, 8, 2]
+    paths = [_random_path(rng, arities) for _ in range(4)]
+    leaves = fr_encode([p[0] for p in paths])
+    sibs = [fr_encode([s for p in paths for s in (p[1][h].siblings or [])]).reshape(4, a - 1, 8)
+            for h, a in enumerate(arities)]
+    idx = np.array([[lvl.index for lvl in p[1]] for p in paths])
+    per_level, roots = paths_witness(leaves, sibs, idx)
+    assert fr_decode(roots) == [p[2] for p in paths]
+    for i, (leaf_v, path, _, _) in enumerate(paths):
+        cs = ConstraintSystem()
+        auth_path(cs, cs.alloc(leaf_v), path, poseidon_node)
+        assert [v for lvl in per_level for v in fr_decode(lvl[i])] == cs.aux_values[1:]
