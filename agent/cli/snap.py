@@ -103,7 +103,9 @@ def make(
     except ValueError as exc:
         fail(f"{sector_dir}: {exc}", EXIT_USAGE)
     proofs = [p.to_bytes() for p in upd.partition_proofs()]
-    pid = int(upd.proof_type.id)
+    upt = upd.proof_type
+    assert upt is not None  # a sealed sector's size always has an update proof id
+    pid = int(upt.id)
     # Like Rust's generate_update_vanilla_proofs + Curio's VerifyVanillaProofs: check what we hand out.
     report = check_partitions(pid, upd.comm_r_old, upd.comm_r_new, upd.comm_d_new, proofs)
     if not report.ok:
@@ -114,14 +116,14 @@ def make(
     assert actor is not None
     proofdata = ProofData.encode(SectorID(actor, info.sector), snap=snap)
     summary = {
-        "update_proof": upd.proof_type.name,
+        "update_proof": upt.name,
         "update_proof_id": pid,
         "sector_size": size,
         "miner": actor,
         "sector": info.sector,
         "h": upd.h,
-        "partitions": upd.proof_type.partitions,
-        "challenges_per_partition": upd.proof_type.challenges_per_partition,
+        "partitions": upt.partitions,
+        "challenges_per_partition": upt.challenges_per_partition,
         "comm_c": upd.comm_c.hex(),
         "comm_r_old": upd.comm_r_old.hex(),
         "comm_d_new": upd.comm_d_new.hex(),
@@ -147,7 +149,7 @@ def make(
         typer.echo(json.dumps({"out": str(out), "seconds": round(elapsed, 3), **summary}))
     else:
         typer.echo(
-            f"updated {upd.proof_type.name} sector {info.sector} in {elapsed:.1f} s → {out}: "
+            f"updated {upt.name} sector {info.sector} in {elapsed:.1f} s → {out}: "
             f"comm_d_new {summary['comm_d_new_cid']}, comm_r_new {summary['comm_r_new_cid']}"
         )
 

@@ -4,7 +4,8 @@ Order as rust-fil-proofs ``encode_into`` + ``prove_all_partitions``: tree D over
 comm_d_new; phi = H_snap(comm_d_new, comm_r_old); new replica = key + data·rho; tree R over it →
 comm_r_new = H2(comm_c, root); then per partition k: the apex leaves (tree-D row at the apex height,
 indices [k·A, (k+1)·A)) and, per challenge, Merkle proofs in tree R old, tree D and tree R new. Only the
-single-tree shapes (2KiB, 8MiB, 512MiB: 8-0-0) are built here.
+sizes we seal are single trees (2KiB, 8MiB, 512MiB: 8-0-0); Rust's test-only sizes use compound tree R
+shapes (:mod:`porep.snap.tree_r`) and are updated from a given key.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from porep.merkle import MerkleTree, build_poseidon_tree, build_tree_d
+from porep.merkle import MerkleTree, build_tree_d
 from porep.poseidon import hash2
 from porep.snap import encoding
 from porep.snap.challenges import partition_challenges
-from porep.snap.params import UpdateProofType, hs
+from porep.snap.params import UpdateConstants, UpdateProofType, hs
 from porep.snap.proof import SINGLE, ChallengeProof, MerkleProof, PartitionProof, PathElement
 from porep.snap.randomness import phi as make_phi
+from porep.snap.tree_r import TreeR, build_tree_r
+from porep.snap.tree_r import single as single_tree
 
 if TYPE_CHECKING:
     from porep.seal import SealedSector
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
 NODE = 32
 
 
-def _proofs(tree: MerkleTree, indices: list[int]) -> list[MerkleProof]:
+def _d_proofs(tree: MerkleTree, indices: list[int]) -> list[MerkleProof]:
     hashes, pos = tree.path_arrays(indices)
     out = []
     for i, c in enumerate(indices):
@@ -42,18 +45,20 @@ def _proofs(tree: MerkleTree, indices: list[int]) -> list[MerkleProof]:
 
 @dataclass
 class SectorUpdate:
-    """An updated sector: commitments, the three trees and what the proofs need."""
+    """An updated sector: commitments, the three trees and what the proofs need. ``proof_type`` is None
+    for Rust's test-only sizes, which have constants but no proof id."""
 
-    proof_type: UpdateProofType
+    constants: UpdateConstants
+    proof_type: UpdateProofType | None
     h: int
     comm_c: bytes
     comm_r_old: bytes
     comm_d_new: bytes
     comm_r_new: bytes
     phi: int
-    tree_r_old: MerkleTree
+    tree_r_old: TreeR
     tree_d_new: MerkleTree
-    tree_r_new: MerkleTree
+    tree_r_new: TreeR
 
     @property
     def comm_r_last_new(self) -> bytes:
@@ -70,63 +75,71 @@ class SectorUpdate:
         return self.tree_d_new.leaves.tobytes()
 
     def challenges(self, k: int) -> list[int]:
-        return partition_challenges(self.proof_type.constants, self.comm_r_new, k)
+        return partition_challenges(self.constants, self.comm_r_new, k)
 
     def partition_proof(self, k: int) -> PartitionProof:
-        consts = self.proof_type.constants
+        consts = self.constants
         cs = self.challenges(k)
         a = consts.apex_leaves
         row = self.tree_d_new.levels[consts.apex_height]
         apex = tuple(row[i].tobytes() for i in range(k * a, (k + 1) * a))
-        r_old, d_new, r_new = (_proofs(t, cs) for t in (self.tree_r_old, self.tree_d_new, self.tree_r_new))
+        r_old, d_new, r_new = (
+            self.tree_r_old.proofs(cs),
+            _d_proofs(self.tree_d_new, cs),
+            self.tree_r_new.proofs(cs),
+        )
         return PartitionProof(
             self.comm_c, apex, tuple(ChallengeProof(*p) for p in zip(r_old, d_new, r_new, strict=True))
         )
 
     def partition_proofs(self) -> list[PartitionProof]:
-        return [self.partition_proof(k) for k in range(self.proof_type.partitions)]
+        return [self.partition_proof(k) for k in range(self.constants.partitions)]
 
 
 def update(
-    proof_type: UpdateProofType,
-    tree_r_old: MerkleTree,
+    proof_type: UpdateProofType | UpdateConstants,
+    tree_r_old: TreeR | MerkleTree,
     comm_c: bytes,
     data: bytes | np.ndarray,
     h: int | None = None,
 ) -> SectorUpdate:
     """Encode ``data`` (N canonical 32-byte nodes, normally fr32-padded) into the sector whose tree R_last
     is ``tree_r_old`` (its leaves are the sector key) and build everything the proofs need."""
-    consts = proof_type.constants
-    if consts.tree_r_variant != SINGLE:
-        raise ValueError(f"{proof_type.name}: only single-tree shapes (2KiB, 8MiB, 512MiB) are updated here")
+    if isinstance(proof_type, UpdateProofType):
+        pt: UpdateProofType | None = proof_type
+        consts = proof_type.constants
+    else:
+        pt, consts = None, proof_type
+    old = single_tree(tree_r_old) if isinstance(tree_r_old, MerkleTree) else tree_r_old
     h = consts.h if h is None else h
     if h not in hs(consts.nodes):
         raise ValueError(f"h = {h} is not one of {hs(consts.nodes)} for a sector of {consts.nodes} nodes")
-    key = tree_r_old.leaves
-    if key.shape[0] != consts.nodes or tree_r_old.arity != consts.tree_r.base:
+    key = old.leaves
+    if key.shape[0] != consts.nodes or old.shape != consts.tree_r:
         raise ValueError(
-            f"tree R_old has {key.shape[0]} leaves of arity {tree_r_old.arity}, "
-            f"{proof_type.name} needs {consts.nodes} of arity {consts.tree_r.base}"
+            f"tree R_old has {key.shape[0]} leaves in shape {old.shape}, "
+            f"the update needs {consts.nodes} in shape {consts.tree_r}"
         )
     nodes = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data
     nodes = np.ascontiguousarray(nodes, dtype=np.uint8).reshape(-1, NODE)
     if nodes.shape[0] != consts.nodes:
         raise ValueError(f"data of {nodes.shape[0]} nodes, the sector has {consts.nodes}")
-    comm_r_old = hash2(comm_c, tree_r_old.root)
+    comm_r_old = hash2(comm_c, old.root)
     tree_d = build_tree_d(nodes)
     comm_d_new = tree_d.root
     phi_value = make_phi(comm_d_new, comm_r_old)
     replica = encoding.encode(key, nodes, phi_value, h)
-    tree_r_new = build_poseidon_tree(replica, consts.tree_r.base)
+    tree_r_new = build_tree_r(replica, consts.tree_r)
     return SectorUpdate(
-        proof_type=proof_type,
+        constants=consts,
+        proof_type=pt,
         h=h,
         comm_c=bytes(comm_c),
         comm_r_old=comm_r_old,
         comm_d_new=comm_d_new,
         comm_r_new=hash2(comm_c, tree_r_new.root),
         phi=phi_value,
-        tree_r_old=tree_r_old,
+        tree_r_old=old,
         tree_d_new=tree_d,
         tree_r_new=tree_r_new,
     )

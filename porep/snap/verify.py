@@ -387,19 +387,25 @@ def _canonical_mask(limbs: np.ndarray) -> np.ndarray:
 
 
 def check_partitions(
-    proof_type: int,
+    proof_type: int | UpdateConstants,
     comm_r_old: bytes,
     comm_r_new: bytes,
     comm_d_new: bytes,
     proofs: Sequence[PartitionProof | bytes],
     h: int | None = None,
 ) -> SnapReport:
-    """Check every partition proof (decoded, or bincode bytes as the market sends them)."""
-    try:
-        pt = update_proof_type(proof_type)
-    except ValueError as exc:
-        return SnapReport(None, [Failure("header.proof_type", str(exc))])
-    c = pt.constants
+    """Check every partition proof (decoded, or bincode bytes as the market sends them) of an update proof
+    id, or of the constants of one of Rust's test-only sizes."""
+    pt: UpdateProofType | None = None
+    if isinstance(proof_type, UpdateConstants):
+        c = proof_type
+    else:
+        try:
+            pt = update_proof_type(proof_type)
+        except ValueError as exc:
+            return SnapReport(None, [Failure("header.proof_type", str(exc))])
+        c = pt.constants
+    name = pt.name if pt is not None else f"the {c.nodes}-node test size"
     report = SnapReport(pt)
     fails = report.failures
     h = c.h if h is None else h
@@ -414,7 +420,7 @@ def check_partitions(
             fails.append(Failure(f"header.{name}", f"{name} {bytes(value).hex()} is not a valid commitment"))
     if len(proofs) != c.partitions:
         fails.append(
-            Failure("header.partitions", f"{len(proofs)} partition proofs, {pt.name} has {c.partitions}")
+            Failure("header.partitions", f"{len(proofs)} partition proofs, {name} has {c.partitions}")
         )
     new_r_ok = "header.comm_r_new" not in report.checks_failed()
     phi_value = (

@@ -23,6 +23,7 @@ from porep.snap.proof import (
     SnapFormatError,
     decode_partition_proof,
 )
+from porep.snap.tree_r import single
 from porep.snap.update import SectorUpdate, update_sector
 from porep.snap.verify import CHECKS, check_partitions
 
@@ -197,6 +198,6 @@ def test_encoding_failure_with_consistent_trees(cc_2kib: SealedSector, update_2k
     encoding check."""
     u = update_2kib
     bumped = encoding.encode(u.tree_r_new.leaves, np.eye(1, 32, 0, np.uint8).repeat(64, 0), 1, 1)  # +rho(1,·)
-    tree = build_poseidon_tree(bumped, 8)
+    tree = single(build_poseidon_tree(bumped, 8))
     bad = dataclasses.replace(u, tree_r_new=tree, comm_r_new=hash2(u.comm_c, tree.root))
     assert _check(bad, [bad.partition_proof(0).to_bytes()]) == {"encoding"}
