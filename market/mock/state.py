@@ -367,10 +367,12 @@ class MarketState:
                 (wallet,),
             ).fetchall()
         return {
+            # Go marshals a nil slice as null: an empty answer comes as null, as from a Go server
             "requests": [
                 {"id": aid, "request_cid": cid, "done": False, "work_ask_id": ask} for aid, cid, ask in rows
-            ],
-            "active_asks": [self._ask_json(a) for a in asks],
+            ]
+            or None,
+            "active_asks": [self._ask_json(a) for a in asks] or None,
         }
 
     def request_data(self, cid: str) -> bytes | None:

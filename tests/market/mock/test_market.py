@@ -165,7 +165,7 @@ class _Corrupting:
 async def test_signature_refusals(market: MockMarket, wallet: Wallet) -> None:
     cases: list[tuple[str, dict[str, object], object]] = [
         ("expired_signature", {"clock": lambda: time.time() - 61}, wallet),
-        ("future_signature", {"clock": lambda: time.time() + 6}, wallet),
+        ("future_signature", {"clock": lambda: time.time() + 7}, wallet),  # signing floors to seconds
         ("bad_signature", {}, _Impostor(wallet, Wallet.generate())),
         ("bad_signature", {}, _Corrupting(wallet)),
     ]
