@@ -207,16 +207,17 @@ async def test_signature_refusals(market: MockMarket, wallet: Wallet) -> None:
 
 
 async def test_deadline_penalty_and_reassignment(make_market: Callable[..., MockMarket]) -> None:
-    market = make_market(deadline_s=1.0, initial_challenges=60)
+    market = make_market(deadline_s=3.0, initial_challenges=60)
     late, other = Wallet.generate(), Wallet.generate()
     try:
         async with client(market, late) as c:
             await c.create_ask(PRICE)
-            (cid,) = demand(market, 1, PRICE)
+            assigned_at = time.monotonic()
+            (cid,) = demand(market, 1, PRICE)  # matched to the ask at once: the deadline runs from here
             (req,) = (await c.poll()).requests
             assert req.request_cid == cid
             raw = await c.fetch_request_bytes(cid)
-            await anyio.sleep(1.3)
+            await anyio.sleep(assigned_at + 3.3 - time.monotonic())
             with pytest.raises(WorkGone):
                 await c.complete(cid, stand_in_proof(raw))
             assert (await c.poll()).requests == ()
