@@ -14,6 +14,7 @@ each), which is how the StackedDRG circuit feeds them (to_bits_le + reverse_bit_
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from functools import cache
 
 import numpy as np
@@ -30,42 +31,58 @@ MASK = np.uint64(0xFFFFFFFF)
 FIELD_BITS = 255
 
 
-def _rotr(x: np.ndarray, n: int) -> np.ndarray:
-    return ((x >> np.uint64(n)) | (x << np.uint64(32 - n))) & MASK
+Word = tuple[np.ndarray, bool]
+"""A 32-bit word of N messages (uint64[N]) and whether it is a constant in the circuit."""
 
 
-def _sum(ops: list[np.ndarray], sums: list[tuple[np.ndarray, int]]) -> np.ndarray:
-    total = ops[0].copy()
+def _rotr(x: Word, n: int) -> Word:
+    return ((x[0] >> np.uint64(n)) | (x[0] << np.uint64(32 - n))) & MASK, x[1]
+
+
+def _shr(x: Word, n: int) -> Word:
+    return x[0] >> np.uint64(n), x[1]
+
+
+def _xor(*ws: Word) -> Word:
+    v = ws[0][0]
+    for w in ws[1:]:
+        v = v ^ w[0]
+    return v, all(w[1] for w in ws)
+
+
+def _sum(ops: list[Word], sums: list[tuple[np.ndarray, int]]) -> Word:
+    """addmany: the full sum's bits are allocated unless every operand is a constant (then it folds)."""
+    total = ops[0][0].copy()
     for o in ops[1:]:
-        total += o
-    sums.append((total, len(ops)))
-    return total & MASK
+        total += o[0]
+    const = all(o[1] for o in ops)
+    if not const:
+        sums.append((total, len(ops)))
+    return total & MASK, const
 
 
-def compression_sums(
-    state: list[np.ndarray], block: np.ndarray, sums: list[tuple[np.ndarray, int]]
-) -> list[np.ndarray]:
-    """One compression of ``block`` (uint64[N, 16] big-endian words) from ``state`` (8 × uint64[N]), with
-    bellperson's deferred additions; appends (full sum, operand count) per addition to ``sums``."""
-    w = [block[:, i].copy() for i in range(16)]
+def compression_sums(state: list[Word], block: list[Word], sums: list[tuple[np.ndarray, int]]) -> list[Word]:
+    """One compression of 16 message words from ``state`` (8 words), with bellperson's deferred additions
+    and constant folding; appends (full sum, operand count) per allocated addition to ``sums``."""
+    w = list(block)
     for i in range(16, 64):
         x, y = w[i - 15], w[i - 2]
-        s0 = _rotr(x, 7) ^ _rotr(x, 18) ^ (x >> np.uint64(3))
-        s1 = _rotr(y, 17) ^ _rotr(y, 19) ^ (y >> np.uint64(10))
+        s0 = _xor(_rotr(x, 7), _rotr(x, 18), _shr(x, 3))
+        s1 = _xor(_rotr(y, 17), _rotr(y, 19), _shr(y, 10))
         w.append(_sum([w[i - 16], s0, w[i - 7], s1], sums))
-    a: np.ndarray | list[np.ndarray] = state[0]
+    a: Word | list[Word] = state[0]
     b, c, d = state[1], state[2], state[3]
-    e: np.ndarray | list[np.ndarray] = state[4]
+    e: Word | list[Word] = state[4]
     f, g, h = state[5], state[6], state[7]
     for i in range(64):
-        new_e = e if isinstance(e, np.ndarray) else _sum(e, sums)
-        s1 = _rotr(new_e, 6) ^ _rotr(new_e, 11) ^ _rotr(new_e, 25)
-        ch = (new_e & f) ^ (~new_e & MASK & g)
-        k = np.full_like(new_e, ROUND_CONSTANTS[i])
+        new_e = e if isinstance(e, tuple) else _sum(e, sums)
+        s1 = _xor(_rotr(new_e, 6), _rotr(new_e, 11), _rotr(new_e, 25))
+        ch = (new_e[0] & f[0]) ^ (~new_e[0] & MASK & g[0]), new_e[1] and f[1] and g[1]
+        k = np.full_like(new_e[0], ROUND_CONSTANTS[i]), True
         temp1 = [h, s1, ch, k, w[i]]
-        new_a = a if isinstance(a, np.ndarray) else _sum(a, sums)
-        s0 = _rotr(new_a, 2) ^ _rotr(new_a, 13) ^ _rotr(new_a, 22)
-        maj = (new_a & b) ^ (new_a & c) ^ (b & c)
+        new_a = a if isinstance(a, tuple) else _sum(a, sums)
+        s0 = _xor(_rotr(new_a, 2), _rotr(new_a, 13), _rotr(new_a, 22))
+        maj = (new_a[0] & b[0]) ^ (new_a[0] & c[0]) ^ (b[0] & c[0]), new_a[1] and b[1] and c[1]
         h, g, f = g, f, new_e
         e = [*temp1, d]
         d, c, b = c, b, new_a
@@ -83,26 +100,38 @@ def compression_sums(
     ]
 
 
-def sha256_addition_bits(messages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """SHA-256 of N equal-length messages (uint8[N, L]): the digests (uint8[N, 32]) and every addition's
-    result bits, in allocation order (uint8[N, Σ widths]). Assumes no addition folds to a constant (true
-    when every block holds allocated message bits, as in create_label)."""
+def sha256_addition_bits(
+    messages: np.ndarray, constant_words: AbstractSet[int] = frozenset()
+) -> tuple[np.ndarray, np.ndarray]:
+    """SHA-256 of N equal-length messages (uint8[N, L]): the digests (uint8[N, 32]) and every allocated
+    addition's result bits, in allocation order (uint8[N, Σ widths]). Message words are taken as allocated
+    except those listed in ``constant_words``; padding words are constants (an addition of constants only
+    folds and allocates nothing, e.g. the schedule of a padding-only block)."""
     n, length = messages.shape
+    if length % 4:
+        raise ValueError("the message must be whole 32-bit words")
     pad = bytearray(b"\x80") + bytes((-length - 9) % 64) + (8 * length).to_bytes(8, "big")
     tail = np.broadcast_to(np.frombuffer(bytes(pad), np.uint8), (n, len(pad)))
     msg = np.concatenate([messages, tail], axis=1)
     words = msg.reshape(n, -1, 4).view(">u4")[..., 0].astype(np.uint64)
-    state = [np.full(n, v, dtype=np.uint64) for v in IV]
+    const = [j >= length // 4 or j in constant_words for j in range(words.shape[1])]
+    state: list[Word] = [(np.full(n, v, dtype=np.uint64), True) for v in IV]
     sums: list[tuple[np.ndarray, int]] = []
     for blk in range(words.shape[1] // 16):
-        state = compression_sums(state, words[:, 16 * blk : 16 * blk + 16], sums)
+        block = [(words[:, j].copy(), const[j]) for j in range(16 * blk, 16 * blk + 16)]
+        state = compression_sums(state, block, sums)
     parts = []
     for total, ops in sums:
         width = (ops * 0xFFFFFFFF).bit_length()
         shifts = np.arange(width, dtype=np.uint64)[None, :]
         parts.append(((total[:, None] >> shifts) & np.uint64(1)).astype(np.uint8))
-    digest = np.stack(state, axis=1).astype(">u4").view(np.uint8).reshape(n, 32)
-    return digest, np.concatenate(parts, axis=1)
+    digest = np.stack([x[0] for x in state], axis=1).astype(">u4").view(np.uint8).reshape(n, 32)
+    bits = np.concatenate(parts, axis=1) if parts else np.zeros((n, 0), np.uint8)
+    return digest, bits
+
+
+# create_label's message: words 8 (the layer) and 11..15 (zero padding) are constants
+LABEL_CONSTANT_WORDS = frozenset({8, 11, 12, 13, 14, 15})
 
 
 def n_inputs(n_parents: int) -> int:
@@ -157,7 +186,7 @@ def label_witness(
     head[:, 36:44] = nodes.astype(">u8").view(np.uint8).reshape(n, 8)
     idx = np.asarray(expand_parents(list(range(n_par))))
     msg = np.concatenate([head, parents[:, idx].reshape(n, -1)], axis=1)
-    digest, free = sha256_addition_bits(msg)
+    digest, free = sha256_addition_bits(msg, LABEL_CONSTANT_WORDS)
     inputs = np.concatenate(
         [
             np.broadcast_to(_bits_le(rid[None, :], FIELD_BITS), (n, FIELD_BITS)),

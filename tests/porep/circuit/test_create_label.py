@@ -17,6 +17,9 @@ from porep.circuit.boolean import Boolean, reverse_bit_numbering
 from porep.circuit.create_label import create_label
 from porep.circuit.create_label_witness import label_witness, sha256_addition_bits
 from porep.circuit.cs import ConstraintSystem
+from porep.circuit.sha256 import sha256
+from porep.circuit.template import record
+from porep.circuit.template_witness import program, solve_small
 from porep.circuit.uint64 import UInt64
 from porep.labels import create_label as reference_label
 
@@ -89,12 +92,34 @@ def test_message_checks() -> None:
         create_label(cs, [bl.FALSE] * 256, [[bl.FALSE] * 256] * 36, 1, 0)
 
 
-@pytest.mark.parametrize("length", [0, 55, 64, 1248])
+@pytest.mark.parametrize("length", [0, 52, 56, 64, 1248])
 def test_numpy_sha256_sums(length: int) -> None:
-    """The numpy SHA-256 behind the vectorised witness: hashlib's digest, and 6,310 addition result bits
-    per compression (circuit.md §4.3)."""
+    """The numpy SHA-256 behind the vectorised witness: hashlib's digest, and the addition result bits per
+    compression of circuit.md §4.3 (6,310; 4,678 for a padding-only block, whose schedule folds)."""
     msgs = np.frombuffer(random.Random(length).randbytes(3 * length), np.uint8).reshape(3, length)
     digest, bits = sha256_addition_bits(msgs)
     for i in range(3):
         assert digest[i].tobytes() == hashlib.sha256(msgs[i].tobytes()).digest()
-    assert bits.shape == (3, 6_310 * ((length + 9 + 63) // 64))
+    blocks = (length + 9 + 63) // 64
+    padding_only = int(length % 64 == 0 or length % 64 > 55)  # a last block of padding only
+    expect = 0 if length == 0 else 6_310 * (blocks - padding_only) + 4_678 * padding_only  # blank: all fold
+    assert bits.shape == (3, expect)
+
+
+def test_numpy_sums_are_the_gadgets_free_bits() -> None:
+    """For a 64-byte allocated message (a block of data, then a padding-only block), the solver fed with
+    the numpy addition bits reproduces bellperson-order SHA-256's aux exactly."""
+    data = random.Random(64).randbytes(64)
+    bits = [(byte >> (7 - k)) & 1 for byte in data for k in range(8)]
+
+    def gadget(cs: ConstraintSystem, ins: list[int]) -> object:
+        return sha256(cs, [Boolean(v) for v in ins])
+
+    p = program(record(gadget, 512))
+    _, free = sha256_addition_bits(np.frombuffer(data, np.uint8).reshape(1, 64))
+    assert free.shape[1] == len(p.free)
+    vals, unsolved = solve_small(p, np.array([bits], dtype=np.int64), free.astype(np.int64))
+    assert unsolved == []
+    cs = ConstraintSystem()
+    gadget(cs, [cs.alloc(b) for b in bits])
+    assert vals[0].tolist() == cs.aux_values[512:]
