@@ -9,7 +9,8 @@ vectorised witness (the kernel fills ``aux[base : base + n_aux]`` per instance, 
 
 Slots: ``-1`` is ONE; ``0 .. n_inputs−1`` are the instance's inputs (any variables, inputs or aux);
 ``n_inputs ..`` are its own aux in allocation order. A gadget that allocates public inputs is not tileable
-(its input numbering would interleave with the caller's) and is refused.
+(its input numbering would interleave with the caller's) and is refused; an instance whose inputs repeat a
+variable is refused too (direct synthesis would merge that variable's terms within a row).
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ def tile(t: Template, inputs: np.ndarray, first_aux: int | np.ndarray) -> Tiled:
     ``first_aux + i·n_aux ..`` (or ``first_aux[i] ..`` when an array is given)."""
     inputs = np.asarray(inputs, dtype=np.int64).reshape(-1, t.n_inputs)
     n = inputs.shape[0]
+    srt = np.sort(inputs, axis=1)
+    if (srt[:, 1:] == srt[:, :-1]).any() or (inputs == ONE).any():
+        # direct synthesis would merge a repeated variable's terms; the template's rows have them apart
+        raise ValueError("an instance's inputs must be distinct variables other than ONE")
     base = np.asarray(first_aux, dtype=np.int64)
     if base.ndim == 0:
         base = base + t.n_aux * np.arange(n, dtype=np.int64)

@@ -73,3 +73,9 @@ def test_tile_equals_direct(name: str) -> None:
 def test_inputs_refused() -> None:
     with pytest.raises(ValueError, match="public inputs"):
         record(lambda cs, ins: inputize(cs, ins[0]), 1)
+
+
+def test_repeated_inputs_refused() -> None:
+    t = record(lambda cs, ins: pc.poseidon_hash(cs, ins), 2)
+    with pytest.raises(ValueError, match="distinct"):
+        tile(t, np.array([[5, 5]]), 10)
