@@ -101,7 +101,8 @@ def _sha_value(value: bytes) -> bool:
 def _shape_ok(proof: MerkleProof, variant: int, segments: Sequence[tuple[int, int]]) -> str | None:
     """Why ``proof`` does not have the expected shape, or None."""
     if proof.variant != variant:
-        return f"variant {VARIANTS[proof.variant]}, the size uses {VARIANTS[variant]}"
+        got = VARIANTS[proof.variant] if 0 <= proof.variant < len(VARIANTS) else str(proof.variant)
+        return f"variant {got}, the size uses {VARIANTS[variant]}"
     for name, seg, (arity, length) in zip(("base", "sub", "top"), proof.segments, segments, strict=False):
         if len(seg) != length:
             return f"{name} path of {len(seg)} elements, expected {length}"
@@ -339,6 +340,7 @@ class _PartitionCheck:
             prev = np.frombuffer(b"".join(rows[-1]), np.uint8).reshape(-1, NODE)
             rows.append([r.tobytes() for r in hash_children("sha254", prev.reshape(-1, 2, NODE))])
         row_sets = [set(r) for r in rows]
+        p0_ok = p.challenge_proofs[0] is proofs[0]  # else proof 0 is malformed (reported)
         top0 = [(el.hashes, el.index) for el in p.challenge_proofs[0].proof_d_new.base[s + abl :]]
         apex_nodes = getattr(self, "apex_nodes", {})
         for cp, j in zip(proofs, good, strict=True):
@@ -358,7 +360,7 @@ class _PartitionCheck:
                     self.fail(
                         "apex.leaf", f"the node at height {s} is not apex leaf {(node >> s) % a}", j, node
                     )
-            if [(el.hashes, el.index) for el in path[s + abl :]] != top0:
+            if p0_ok and [(el.hashes, el.index) for el in path[s + abl :]] != top0:
                 self.fail(
                     "apex.partition_path",
                     "the tree-D path above the apex tree differs from proof 0's",
@@ -366,8 +368,8 @@ class _PartitionCheck:
                     node,
                 )
         # apex root, then challenge proof 0's partition path with the partition bits of k
-        if p.challenge_proofs[0] is not proofs[0]:
-            return  # proof 0 is malformed (reported); nothing to fold the apex root with
+        if not p0_ok:
+            return  # nothing to fold the apex root with
         cur = rows[-1][0]
         for lvl, (hashes, _) in enumerate(top0):
             sib = hashes[0]

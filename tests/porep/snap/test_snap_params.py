@@ -73,3 +73,22 @@ def test_lookup_errors_and_h_select() -> None:
         constants_for_nodes(1 << 20)
     # hs all 1 for small sizes: h_select picks the first entry, not hs[3]
     assert h_select(64, 1) == 1 and h_select(1 << 30, 7) == 1 and h_select(1 << 30, 12) == 32
+
+
+@pytest.mark.slow
+def test_a_32gib_shaped_request_is_checked_whole() -> None:
+    """Sixteen 561,768-byte partitions of the 32GiB shape (all zero values): every check runs, nothing
+    crashes, and the failures are named per partition (the shapes themselves are right)."""
+    from porep.snap.verify import check_partitions
+
+    c = update_proof_type(3).constants
+    r_proof = _zero_proof(c.tree_r_segments(), c.tree_r_variant)
+    d_proof = _zero_proof([(2, c.challenge_bits)], 0)
+    raw = PartitionProof(
+        Z, (Z,) * c.apex_leaves, (ChallengeProof(r_proof, d_proof, r_proof),) * c.challenges
+    ).to_bytes()
+    report = check_partitions(3, Z, Z, Z, [raw] * 16)
+    failed = report.checks_failed()
+    assert not any(name.startswith(("shape.", "format", "header.")) for name in failed)
+    assert {"commitments.comm_r_old", "tree_d.index", "tree_r_old.path", "apex.root"} <= failed
+    assert {f.partition for f in report.failures} == set(range(16))
