@@ -6,5 +6,7 @@
 * :mod:`porep.snap.encoding` — new_replica = key + data·rho, decoding and key recovery;
 * :mod:`porep.snap.proof` — ``PartitionProof`` and its bincode 1.x wire form;
 * :mod:`porep.snap.update` — updating a CC sector and generating the vanilla partition proofs;
-* :mod:`porep.snap.verify` — the strict vanilla check.
+* :mod:`porep.snap.tree_r` — tree R in every update shape (single, Sub, Top) and its proofs;
+* :mod:`porep.snap.verify` — the strict vanilla check;
+* :mod:`porep.snap.public_inputs` — the circuit's public inputs per partition.
 """

@@ -12,6 +12,7 @@ from xorshift import XorShift
 from porep.merkle import build_poseidon_tree
 from porep.snap.params import update_proof_type
 from porep.snap.proof import decode_partition_proof
+from porep.snap.public_inputs import public_inputs
 from porep.snap.update import update
 from porep.snap.verify import check_partitions
 
@@ -47,11 +48,7 @@ def test_derived_2kib_example() -> None:
     assert u.tree_r_new.leaves[58].tobytes().hex() == (
         "c3ef320dc17134ef1fc214463b6a24eea83c23d9f84d01656dbeba6a84ce0a49"
     )
-    c = pt.constants
-    inputs = [
-        c.k_and_h_select(0),
-        *(int.from_bytes(x, "little") for x in (u.comm_r_old, u.comm_d_new, u.comm_r_new)),
-    ]
+    inputs = public_inputs(pt.constants, 0, u.comm_r_old, u.comm_d_new, u.comm_r_new)
     assert inputs == [
         1,
         1745991147847915380700379386088912049497689394538765984563676043035069698666,

@@ -92,3 +92,17 @@ def test_a_32gib_shaped_request_is_checked_whole() -> None:
     assert not any(name.startswith(("shape.", "format", "header.")) for name in failed)
     assert {"commitments.comm_r_old", "tree_d.index", "tree_r_old.path", "apex.root"} <= failed
     assert {f.partition for f in report.failures} == set(range(16))
+
+
+def test_public_inputs_per_partition() -> None:
+    from porep.snap.public_inputs import public_inputs
+
+    one, two, three = (bytes([i]) + bytes(31) for i in (1, 2, 3))
+    c = update_proof_type(3).constants
+    assert [public_inputs(c, k, one, two, three)[0] for k in (0, 15)] == [128, 143]
+    assert public_inputs(update_proof_type(1).constants, 3, one, two, three) == [35, 1, 2, 3]
+    assert public_inputs(update_proof_type(0).constants, 0, one, two, three) == [1, 1, 2, 3]
+    with pytest.raises(ValueError):
+        public_inputs(c, 16, one, two, three)
+    with pytest.raises(ValueError):
+        public_inputs(c, 0, b"\xff" * 32, two, three)
