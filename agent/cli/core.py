@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent.cli.common import Backend, BackendOption, ConfigOption, not_implemented, settings_or_exit
+from agent.cli.common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    Backend,
+    BackendOption,
+    ConfigOption,
+    JsonOption,
+    fail,
+    settings_or_exit,
+)
+
+if TYPE_CHECKING:
+    from agent.config import Settings
+    from agent.service import RunSummary
 
 ParamsDirOption = Annotated[
     Path | None,
@@ -28,9 +41,19 @@ def register(app: typer.Typer) -> None:
         ] = False,
         max_proofs: Annotated[int | None, typer.Option(help="Stop after this many proofs.")] = None,
     ) -> None:
-        """The long-running agent (systemd service)."""
-        settings_or_exit(config)
-        not_implemented("run", "the agent runtime and mock market issues")
+        """The long-running agent (systemd service); exits 0 after --max-proofs accepted proofs."""
+        if max_proofs is not None and max_proofs < 1:
+            fail(f"--max-proofs must be at least 1, got {max_proofs}", EXIT_USAGE)
+        settings = settings_or_exit(config)
+        if dry_run:
+            from agent.dryrun import run_dry
+
+            summary = run_dry(settings, max_proofs=max_proofs or 1)
+        else:
+            summary = _run_agent(settings, max_proofs)
+        typer.echo(summary.line())
+        if max_proofs is not None and summary.submitted < max_proofs:
+            raise typer.Exit(EXIT_FAILURE)
 
     @app.command()
     def prove(
@@ -42,7 +65,9 @@ def register(app: typer.Typer) -> None:
         params_dir: ParamsDirOption = None,
     ) -> None:
         """One-shot proof of a C1; exit 0 only if the proof verified."""
-        not_implemented("prove", "needs the StackedDRG circuit issue")
+        from agent.cli.prove import prove_cmd
+
+        prove_cmd(input, miner, sector, out, backend, params_dir)
 
     @app.command()
     def verify(
@@ -53,10 +78,90 @@ def register(app: typer.Typer) -> None:
         params_dir: ParamsDirOption = None,
     ) -> None:
         """Verify a proof for a C1/ProofData."""
-        not_implemented("verify", "needs the StackedDRG circuit issue")
+        from agent.cli.prove import verify_cmd
+
+        verify_cmd(input, proof, miner, sector, params_dir)
 
     @app.command()
-    def status(config: ConfigOption = None) -> None:
-        """Queue, asks, payments, devices."""
-        settings_or_exit(config)
-        not_implemented("status", "the agent runtime issue")
+    def status(config: ConfigOption = None, json_flag: JsonOption = False) -> None:
+        """Queue, asks, payments, devices (read from the store; works while the service runs)."""
+        import json
+
+        from agent.config import ConfigError
+        from agent.runtime import open_configured_store, status_report
+
+        settings = settings_or_exit(config)
+        try:
+            store = open_configured_store(settings)
+        except ConfigError as exc:
+            fail(str(exc), EXIT_USAGE)
+        try:
+            report = status_report(store).as_json()
+        finally:
+            store.close()
+        report["devices"] = _devices()
+        if json_flag:
+            typer.echo(json.dumps(report))
+            return
+        typer.echo("queue:    " + (", ".join(f"{k} {v}" for k, v in report["queue"].items() if v) or "empty"))
+        typer.echo("asks:     " + (", ".join(f"{k} {v}" for k, v in report["asks"].items() if v) or "none"))
+        p = report["payments"]
+        typer.echo(f"payments: {p['vouchers']} voucher(s), cumulative {p['cumulative_attofil']} attoFIL")
+        if report["oldest_unfinished_s"] is not None:
+            typer.echo(f"oldest unfinished request: {report['oldest_unfinished_s']:.0f} s")
+        for f in report["recent_failures"]:
+            typer.echo(f"failed:   {f['request_cid']}: {f['error']}")
+        typer.echo("devices:  " + (", ".join(report["devices"]) or "none (CPU proving)"))
+
+
+def _devices() -> list[str]:
+    """CUDA devices as 'index: name' (none when there is no usable GPU); enters no device context."""
+    try:
+        from gpu.device import devices
+
+        return [f"{d.index}: {d.name}" for d in devices() if not d.simulated]
+    except Exception:  # noqa: BLE001 - no driver is "no devices" for a status page
+        return []
+
+
+def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
+    """Build the agent from the configuration and run it until a signal (or --max-proofs)."""
+    import anyio
+
+    from agent.config import ConfigError
+    from agent.metrics import AgentMetrics
+    from agent.proving import CircuitProver, PairingChecker
+    from agent.runtime import agent_settings, load_wallet, open_configured_store
+    from agent.service import Agent
+    from market.client import MarketClient
+
+    try:
+        wallet = load_wallet(settings)
+        store = open_configured_store(settings)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    p, m = settings.prover, settings.market
+    device = p.devices[0] if isinstance(p.devices, list) and p.devices else None
+    try:
+        prover = CircuitProver(p.params_dir, backend=p.backend, device=device)
+    except Exception as exc:  # noqa: BLE001 - a GpuError for backend = "cuda" without a GPU
+        fail(f"prover.backend = {p.backend}: {exc}", EXIT_USAGE)
+    checker = PairingChecker(p.params_dir)
+    metrics = AgentMetrics()
+    if settings.metrics.listen:
+        try:
+            metrics.serve(settings.metrics.listen)
+        except OSError as exc:
+            fail(f"metrics.listen = {settings.metrics.listen}: {exc}", EXIT_USAGE)
+
+    async def main() -> RunSummary:
+        async with MarketClient(
+            m.url, wallet, timeout_s=m.request_timeout_s, max_request_bytes=m.max_request_bytes
+        ) as client:
+            agent = Agent(client, store, prover, checker, agent_settings(settings), metrics=metrics)
+            return await agent.run(max_proofs=max_proofs)
+
+    try:
+        return anyio.run(main)
+    finally:
+        store.close()

@@ -11,7 +11,6 @@ import typer
 
 from agent.cli.common import (
     EXIT_FAILURE,
-    EXIT_NOT_IMPLEMENTED,
     EXIT_USAGE,
     ForceOption,
     announce_compilation,
@@ -26,7 +25,9 @@ SECURE_NOTE = "toxic waste drawn from the OS CSPRNG and discarded (never written
 
 @app.command()
 def generate(
-    sector_size: Annotated[str | None, typer.Option(help="2KiB or 8MiB (needs the PoRep circuit).")] = None,
+    sector_size: Annotated[
+        str | None, typer.Option(help="The PoRep circuit of one partition: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB.")
+    ] = None,
     r1cs: Annotated[
         Path | None, typer.Option("--r1cs", help="An R1CS directory (psagent-r1cs format).")
     ] = None,
@@ -43,27 +44,26 @@ def generate(
 ) -> None:
     """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the
     toxic waste was handled)."""
-    if sector_size is not None:
-        fail(
-            f"--sector-size {sector_size}: parameters for the PoRep circuit need the StackedDRG circuit, "
-            "which is not implemented yet (the circuit issue is pending); "
-            "use --r1cs DIR or --synthetic-constraints N",
-            EXIT_NOT_IMPLEMENTED,
-        )
-    if (r1cs is None) == (synthetic_constraints is None):
-        fail("give exactly one of --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
+    if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
+        fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
     from gpu.groth16.r1cs import R1CS
     from gpu.groth16.setup import UnconstrainedVariable, describe
     from gpu.groth16.setup import generate as gen
     from gpu.groth16.synthetic import SyntheticCircuit
 
-    if r1cs is not None:
+    if sector_size is not None:
+        from agent.cli.prove import blank_r1cs
+
+        system, stem = blank_r1cs(sector_size)
+        stem = name or stem
+        circuit: dict[str, object] = {"porep_sector_size": sector_size}
+    elif r1cs is not None:
         try:
             system = R1CS.load(r1cs)
         except (OSError, ValueError, KeyError) as exc:
             fail(f"cannot load R1CS from {r1cs}: {exc}", EXIT_USAGE)
         stem = name or r1cs.name
-        circuit: dict[str, object] = {"r1cs": str(r1cs)}
+        circuit = {"r1cs": str(r1cs)}
     else:
         assert synthetic_constraints is not None
         try:

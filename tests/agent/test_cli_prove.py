@@ -1,0 +1,66 @@
+"""psagent prove / verify / params generate --sector-size: bad input and missing parameters end in exit 2
+and one line before any work (a real proof runs in `make test-circuit-long`: a 2KiB setup is 2^22)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import EXIT_USAGE, app
+from porep.c1_synth import synth_c1_json
+from porep.prooftypes import proof_type
+
+runner = CliRunner()
+
+
+def _one_line(args: list[str], env: dict[str, str] | None = None) -> str:
+    res = runner.invoke(app, args, env=env)
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert res.exit_code == EXIT_USAGE, (res.exit_code, res.output)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("psagent: "), res.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def c1_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("c1") / "c1.json"
+    p.write_bytes(synth_c1_json("StackedDrg2KiBV1_1"))
+    return p
+
+
+def test_prove_names_the_missing_parameter_file(c1_file: Path, tmp_path: Path) -> None:
+    stem = proof_type("StackedDrg2KiBV1_1").param_stem
+    line = _one_line(["prove", str(c1_file), "--params-dir", str(tmp_path)])
+    assert f"{tmp_path / stem}.params" in line
+    assert f"psagent params generate --sector-size 2KiB --out {tmp_path}" in line
+    # the default is $FIL_PROOFS_PARAMETER_CACHE (Filecoin's convention)
+    line = _one_line(["prove", str(c1_file)], env={"FIL_PROOFS_PARAMETER_CACHE": str(tmp_path / "cache")})
+    assert f"{tmp_path / 'cache' / stem}.params" in line
+
+
+def test_verify_names_the_missing_vk_and_checks_the_proof_length(c1_file: Path, tmp_path: Path) -> None:
+    stem = proof_type("StackedDrg2KiBV1_1").param_stem
+    proof = tmp_path / "p.bin"
+    proof.write_bytes(bytes(100))
+    line = _one_line(["verify", str(c1_file), "--proof", str(proof), "--params-dir", str(tmp_path)])
+    assert f"{stem}.vk" in line
+    (tmp_path / f"{stem}.vk").write_bytes(b"")
+    line = _one_line(["verify", str(c1_file), "--proof", str(proof), "--params-dir", str(tmp_path)])
+    assert "100 bytes, a StackedDrg2KiBV1_1 proof is 192" in line
+
+
+def test_bad_inputs(c1_file: Path, tmp_path: Path) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"not": "a c1"}')
+    line = _one_line(["prove", str(junk), "--params-dir", str(tmp_path)])
+    assert "neither a C1 JSON nor a ProofData" in line
+    assert "cannot read" in _one_line(["prove", str(tmp_path / "none.json")])
+    line = _one_line(["prove", str(c1_file), "--miner", "1000", "--params-dir", str(tmp_path)])
+    assert "both --miner and --sector" in line
+    line = _one_line(["params", "generate", "--sector-size", "3KiB", "--out", str(tmp_path)])
+    assert "--sector-size must be one of 2KiB, 8MiB" in line
+    line = _one_line(["params", "generate", "--sector-size", "2KiB", "--synthetic-constraints", "8"])
+    assert "exactly one of" in line
