@@ -23,6 +23,10 @@ from gpu.groth16.setup import UnconstrainedVariable, generate, toxic_from_seed
 from gpu.groth16.synthetic import SyntheticCircuit
 from gpu.groth16.verifier import diagnose, prepare_verifying_key, verify, verify_batch
 
+# 600 s here, 300 s elsewhere: the first test of this module compiles the whole prover (311 s measured on a
+# loaded 2-core machine), and the two largest circuits took 250-290 s there.
+pytestmark = pytest.mark.timeout(600)
+
 
 def pyblst_direct(params: Parameters, proof: bytes, inputs: list[int]) -> bool:
     """deps.md §1.3 with pyblst only (points from the .vk's compressed form)."""
@@ -147,7 +151,6 @@ LARGE = int(os.environ.get("PSAGENT_TEST_CONSTRAINTS", "200000"))
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)  # 250-290 s measured on a loaded 2-core machine; the default is 300 s
 def test_filecoin_like_large_circuit(seed: int) -> None:
     """The synthetic family at LARGE constraints (~88 % boolean witness): setup, prove from the structure's
     direct evaluations (CPU, or CUDA with PSAGENT_REAL_CUDA=1), verify with our verifier and with pyblst
@@ -165,7 +168,6 @@ def test_filecoin_like_large_circuit(seed: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)  # 250-290 s measured on a loaded 2-core machine; the default is 300 s
 def test_cuda_batch_equals_cpu(seed: int) -> None:
     """Circuits of one shape (different witnesses) proved as one CUDA batch (each MSM once for all of them)
     give the CPU backend's bytes (test_cuda_proof_equals_cpu_bytes ties single CUDA proofs to it) and
