@@ -51,7 +51,10 @@ class _DroppableH11(H11Protocol):
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """A listening TCP socket (port 0: any free port), bound before the server starts so its URL is known."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that say they are TCP; with proto 0
+    # every answer written in two parts (head, body) waited ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
