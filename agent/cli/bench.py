@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agent.cli.common import Backend, BackendOption, not_implemented
+from agent.cli.common import Backend, BackendOption
 
 app = typer.Typer(
     help="Benchmarks (field, curve, ntt, msm, prove, e2e, c1-parse): warm-up, median, every result checked. "
@@ -271,9 +271,32 @@ def prove(
 
 
 @app.command()
-def e2e() -> None:
-    """C1 JSON to verified proof."""
-    not_implemented("bench e2e", "the circuit issue")
+def e2e(
+    c1: Annotated[Path, typer.Option("--c1", help="C1 JSON (or ProofData) file.")],
+    backend: BackendOption = Backend.auto,
+    params_dir: Annotated[
+        Path | None, typer.Option(help="Parameters directory (default $FIL_PROOFS_PARAMETER_CACHE).")
+    ] = None,
+    json_flag: JsonFlag = False,
+) -> None:
+    """C1 JSON to verified proof: per-stage seconds summed over the partitions (synthesis, R1CS, A/B/C,
+    quotient, MSMs, verify); fails unless every partition verified."""
+    import json
+    import time
+
+    from agent.cli.common import EXIT_FAILURE, fail
+    from agent.cli.prove import load_work, param_files, prove_work, require_params
+
+    work = load_work(c1, None, None)
+    params_path, _ = param_files(work.c1, params_dir)
+    require_params(params_path, work.c1)
+    t0 = time.perf_counter()
+    _, ok, stages = prove_work(work, params_path, backend)
+    row = {"proof_type": work.c1.proof_type.name, "partitions": len(ok), "verified": f"{sum(ok)}/{len(ok)}",
+           "total_s": round(time.perf_counter() - t0, 3), **{k: round(v, 3) for k, v in stages.items()}}
+    typer.echo(json.dumps(row) if json_flag else "  ".join(f"{k}={v}" for k, v in row.items()))
+    if not all(ok):
+        fail("a partition did not verify", EXIT_FAILURE)
 
 
 @app.command("c1-parse")

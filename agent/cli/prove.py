@@ -74,7 +74,7 @@ def param_files(c1: Any, params_dir: Path | None) -> tuple[Path, Path]:
     return d / f"{stem}.params", d / f"{stem}.vk"
 
 
-def _missing(path: Path, c1: Any) -> None:
+def require_params(path: Path, c1: Any) -> None:
     if not path.exists():
         fail(
             f"missing parameter file {path} (make a development one with: psagent params generate "
@@ -162,7 +162,7 @@ def prove_cmd(
 ) -> None:
     work = load_work(input, miner, sector)
     params_path, _ = param_files(work.c1, params_dir)
-    _missing(params_path, work.c1)
+    require_params(params_path, work.c1)
     target = out if out is not None else input.with_name(input.name + ".proof")
     t0 = time.perf_counter()
     data, ok, _ = prove_work(work, params_path, backend)
@@ -185,7 +185,7 @@ def verify_cmd(
 
     work = load_work(input, miner, sector)
     _, vk_path = param_files(work.c1, params_dir)
-    _missing(vk_path, work.c1)
+    require_params(vk_path, work.c1)
     try:
         data = proof.read_bytes()
     except OSError as exc:

@@ -1,0 +1,29 @@
+"""A sealed 2KiB C1 proven on the CPU backend with a development setup and verified with pyblst
+(gpu.groth16.verifier) against public inputs derived without the circuit. The 2KiB circuit has a 2^22
+domain: the setup and the proof take many minutes on 2 cores, so this is in `make test-circuit-long`."""
+
+from __future__ import annotations
+
+from circuit_c1 import PROVER, SECTOR, TICKET, Synthesised, long_only
+
+from gpu.groth16 import setup
+from gpu.groth16.prover import Assignment, ProvingKey, prove
+from gpu.groth16.verifier import verify
+from porep import public_inputs
+from porep.c1 import SealCommitPhase1Output
+
+
+@long_only
+def test_2kib_c1_proves_and_verifies_on_cpu(synth_2kib: Synthesised, c1_2kib: SealCommitPhase1Output) -> None:
+    r1cs = synth_2kib.r1cs
+    params = setup.generate(r1cs, test_seed=11)
+    pk = ProvingKey(params, r1cs.density(), backend="cpu")
+    (proof,) = prove(pk, Assignment.from_r1cs(r1cs, synth_2kib.cs.witness_array()))
+    inputs = public_inputs.record_inputs(
+        c1_2kib.proof_type, prover_id=PROVER, sector_id=SECTOR, ticket=TICKET, seed=c1_2kib.seed,
+        comm_d=c1_2kib.comm_d, comm_r=c1_2kib.comm_r,
+    )[0]
+    assert verify(params.vk, proof.to_bytes(), inputs)
+    wrong = list(inputs)
+    wrong[3 + 15] ^= 1  # challenge 0's challenge input
+    assert not verify(params.vk, proof.to_bytes(), wrong)
