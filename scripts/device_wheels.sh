@@ -15,5 +15,22 @@ get() {
 get "numpy==2.4.6"            # < 2.5 for numba-cuda 0.30.4
 get "pyblst==0.3.15"          # the independent oracle in the checks
 get "pytest==9.2.0" "pluggy>=1.5" "iniconfig>=2" "packaging>=24" "pygments>=2.7" "pytest-timeout==2.4.0"
+if [ "${1:-}" = "--full" ]; then
+    # psagent's runtime closure minus numba/llvmlite (the GPU machine has them): enough for `psagent prove`,
+    # `params generate` and the agent there. Versions are this venv's (pinned, so the set is coherent).
+    VENV_PY=${VENV_PY:-.venv/bin/python}
+    pins=$("$VENV_PY" - <<'PY'
+import importlib.metadata as md
+names = ["annotated-doc", "annotated-types", "anyio", "cbor2", "certifi", "click", "coincurve", "h11", "httpcore",
+         "httpx", "idna", "markdown-it-py", "mdurl", "prometheus-client", "pydantic", "pydantic-core",
+         "pydantic-settings", "python-dotenv", "rich", "shellingham", "starlette", "tenacity", "typer",
+         "typing-extensions", "typing-inspection", "uvicorn", "sniffio"]
+installed = {d.metadata["Name"].lower() for d in md.distributions()}
+print(" ".join(f"{n}=={md.version(n)}" for n in names if n in installed))
+PY
+)
+    # shellcheck disable=SC2086
+    get $pins
+fi
 ls -la .whl
 du -sh .whl

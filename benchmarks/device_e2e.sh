@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# 2KiB PoRep C2 end to end on the GPU machine, in one device call, from the repository root:
+#   seal a 2KiB sector -> c1 make -> params generate --sector-size 2KiB (timed, 16 cores) -> in ONE process:
+#   prove on CUDA (cold, then warm, median of REPS), every proof checked with the pairing against public inputs
+#   computed without the circuit, and by `psagent verify` in a fresh process -> CPU proofs of the same C1 until
+#   CPU_S seconds are spent (fresh r, s each; all must verify).
+# Needs the wheels of `scripts/device_wheels.sh --full` carried in .whl/. Bounded by TOTAL_S (default 540 s).
+# Results: $OUT/e2e.log and $OUT/e2e.json.
+set -uo pipefail
+START=$SECONDS
+TOTAL_S=${TOTAL_S:-540}
+OUTD=${OUT:-/tmp/psagent-out}
+W=/tmp/psagent-e2e
+rm -rf "$W"; mkdir -p "$W" "$OUTD"
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+        .whl/*.whl >"$W/pip.log" 2>&1 || { cat "$W/pip.log"; exit 1; }
+fi
+export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PSAGENT_REAL_CUDA=1
+export PSAGENT_NUMBA_CACHE=1 NUMBA_CACHE_DIR=/tmp/psagent-numba-e2e
+unset NUMBA_ENABLE_CUDASIM
+exec > >(tee "$OUTD/e2e.log") 2>&1
+psagent() { python3 -c 'import sys; from agent.cli import main; sys.argv[0] = "psagent"; main()' "$@"; }
+left() { echo $((TOTAL_S - (SECONDS - START))); }
+step() { echo "== $1 ($(($SECONDS - START)) s elapsed)"; }
+
+step seal
+psagent seal --registered-proof StackedDrg2KiBV1_1 --sector 1 --miner 1000 --ticket "$(printf '07%.0s' {1..32})" \
+    --random-piece --out "$W/sector" --no-progress || exit 1
+psagent c1 make "$W/sector" --seed "$(printf '09%.0s' {1..32})" --out "$W/c1.json" || exit 1
+step "params generate --sector-size 2KiB"
+t0=$SECONDS
+timeout $(( $(left) - 200 )) python3 -c 'import sys; from agent.cli import main; sys.argv[0] = "psagent"; main()' \
+    params generate --sector-size 2KiB --out "$W/params" || exit 1
+echo "params generate: $((SECONDS - t0)) s"
+ls -la "$W/params"
+step "prove (one process: CUDA cold/warm, then CPU)"
+timeout $(( $(left) - 40 )) python3 - "$W" "${REPS:-5}" "${CPU_S:-150}" "$OUTD/e2e.json" <<'PY'
+import json, statistics, sys, time
+from pathlib import Path
+from agent.cli.common import Backend
+from agent.cli.prove import load_work, param_files, prove_work
+
+w, reps, cpu_s, out = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+work = load_work(w / "c1.json", "1000", 1)
+params, _ = param_files(work.c1, w / "params")
+res = {"cuda": [], "cuda_ok": [], "cpu": [], "cpu_ok": []}
+for i in range(reps + 1):
+    t = time.perf_counter()
+    data, ok, stages = prove_work(work, params, Backend.cuda)
+    dt = time.perf_counter() - t
+    res["cuda"].append(dt); res["cuda_ok"].append(all(ok))
+    print(f"cuda proof {i}: {dt:.3f} s verified={all(ok)} stages={ {k: round(v, 3) for k, v in stages.items()} }")
+    if i == 0:
+        (w / "proof.bin").write_bytes(data)
+t_end = time.perf_counter() + cpu_s
+while time.perf_counter() < t_end:
+    t = time.perf_counter()
+    data, ok, stages = prove_work(work, params, Backend.cpu)
+    dt = time.perf_counter() - t
+    res["cpu"].append(dt); res["cpu_ok"].append(all(ok))
+    print(f"cpu proof {len(res['cpu'])}: {dt:.2f} s verified={all(ok)}")
+warm = res["cuda"][1:]
+res["summary"] = {"cuda_cold_s": res["cuda"][0], "cuda_warm_median_s": statistics.median(warm) if warm else None,
+                  "cuda_verified": f"{sum(res['cuda_ok'])}/{len(res['cuda_ok'])}",
+                  "cpu_verified": f"{sum(res['cpu_ok'])}/{len(res['cpu_ok'])}",
+                  "cpu_median_s": statistics.median(res["cpu"]) if res["cpu"] else None}
+print(json.dumps(res["summary"]))
+Path(out).write_text(json.dumps(res, indent=1))
+PY
+step "psagent verify in a fresh process"
+FIL_PROOFS_PARAMETER_CACHE="$W/params" psagent verify "$W/c1.json" --proof "$W/proof.bin" --miner 1000 --sector 1
+echo "rc=$? total $((SECONDS - START)) s"
