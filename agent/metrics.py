@@ -36,6 +36,11 @@ class AgentMetrics:
             "psagent_voucher_cumulative_attofil", "Latest voucher's cumulative amount", registry=r
         )
         self.ready = Gauge("psagent_ready", "1 when the readiness gate is open (asks allowed)", registry=r)
+        self.clock_offset = Gauge(
+            "psagent_market_clock_offset_seconds",
+            "The market's clock minus ours, from its Date headers (signatures older than 60 s are refused)",
+            registry=r,
+        )
         self.errors = Counter("psagent_loop_errors_total", "Errors survived by a loop", ["loop"], registry=r)
 
     def set_queue(self, counts: dict[RequestState, int]) -> None:

@@ -44,6 +44,7 @@ from agent.pipeline import (
 from agent.requester import LoopCounters, RequestLoopSettings, request_round
 from agent.sdnotify import Notifier
 from agent.store import AskState, RequestState, Store
+from market.client import AlreadyAccepted
 from market.errors import TooManyRequests
 from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 from market.proofdata import ProofData
@@ -65,7 +66,7 @@ class Market(Protocol):
     async def poll(self) -> WorkResponse: ...
     async def create_ask(self, price_attofil: int) -> WorkAsk: ...
     async def fetch_request_bytes(self, request_cid: str) -> bytes: ...
-    async def complete(self, request_cid: str, proof: bytes) -> ProofReward: ...
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward | AlreadyAccepted: ...
     async def withdraw(self, ask_id: int) -> None: ...
 
 
@@ -262,6 +263,9 @@ class Agent:
         while True:
             self.notifier.watchdog()
             self.metrics.set_queue(await _db(self.store.counts))
+            offset = getattr(self.market, "clock_offset_s", None)
+            if isinstance(offset, int | float):
+                self.metrics.clock_offset.set(offset)
             await anyio.sleep(min(interval, 5.0))
 
     async def _signals(self) -> None:

@@ -1,0 +1,141 @@
+"""``psagent run --dry-run``: the real agent against the mock market, on loopback, with nothing to set up.
+
+The mock market runs in-process (its own thread, a real socket) and judges proofs with the pairing checker;
+its challenges are real 2KiB PoRep requests cut from a sector sealed once into the cache. The wallet is
+throwaway, the store a temporary file. Development parameters for 2KiB are made once (progress shown) and
+kept under the user's cache directory, so later dry runs start in seconds. The market gives the new wallet one
+work slot and keeps paid requests open, so the first ask is matched with paid work and a voucher comes back.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agent.runtime import agent_settings
+from agent.service import Agent, RunSummary
+
+__all__ = ["DRY_RUN_PROOF", "run_dry"]
+
+log = logging.getLogger(__name__)
+DRY_RUN_PROOF = "StackedDrg2KiBV1_1"
+
+
+def _params(cache: Path, console: Any) -> Path:
+    """The dev parameters directory, made (with a progress bar) when the 2KiB files are missing."""
+    from agent.proving import ensure_dev_params, params_paths
+    from porep.prooftypes import proof_type
+
+    pt = proof_type(DRY_RUN_PROOF)
+    directory = cache / "params-dev"
+    if all(p.is_file() for p in params_paths(directory, pt)):
+        return directory
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console.print(f"making development parameters for {pt.name} once (cached in {directory})")
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(), console=console, transient=False,
+    ) as bar:
+        task = bar.add_task("setup", total=1.0)
+
+        def progress(stage: str, done: float, total: float) -> None:
+            bar.update(task, description=f"setup: {stage}", completed=done, total=max(total, 1e-9))
+
+        t0 = time.perf_counter()
+        ensure_dev_params(pt, directory, progress=progress)
+    console.print(f"development parameters ready in {time.perf_counter() - t0:.0f} s")
+    return directory
+
+
+def _view(agent: Agent, started: float) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"psagent dry run — {time.perf_counter() - started:.0f} s", show_header=False)
+    counts = agent.store.counts()
+    t.add_row("queue", ", ".join(f"{s.value} {n}" for s, n in counts.items() if n) or "empty")
+    c = agent.counters
+    t.add_row("asks", f"{agent.loop_counters.asks_created} created, {agent.loop_counters.rate_limited} × 429")
+    t.add_row("proofs", f"{c.proofs_ok} verified, {c.submitted + c.already_accepted} submitted")
+    t.add_row("paid", f"{c.paid_attofil} attoFIL")
+    t.add_row("stages", ", ".join(f"{k} {v:.1f} s" for k, v in sorted(c.seconds.items())) or "-")
+    return t
+
+
+async def _drive(agent: Agent, max_proofs: int, live: bool, console: Any) -> RunSummary:
+    started = time.perf_counter()
+    if not live:
+        return await agent.run(max_proofs=max_proofs)
+    from rich.live import Live
+
+    async with anyio.create_task_group() as tg:
+        with Live(_view(agent, started), console=console, refresh_per_second=2) as view:
+
+            async def refresh() -> None:
+                while True:
+                    await anyio.sleep(0.5)
+                    view.update(_view(agent, started))
+
+            tg.start_soon(refresh)
+            summary = await agent.run(max_proofs=max_proofs)
+            tg.cancel_scope.cancel()
+            view.update(_view(agent, started))
+    return summary
+
+
+def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) -> RunSummary:
+    """Run the dry run to ``max_proofs`` accepted proofs and return the summary."""
+    from rich.console import Console
+
+    from agent.proving import CircuitProver, PairingChecker, default_cache_dir, params_paths
+    from agent.store import SqliteStore
+    from market.client import MarketClient
+    from market.mock import MarketRules, MockMarket
+    from market.mock import PairingChecker as MarketPairingChecker
+    from market.mock.pool import ChallengePool
+    from market.wallet import Wallet
+    from porep.prooftypes import proof_type
+
+    console = Console(stderr=True)
+    cache = cache or default_cache_dir()
+    params_dir = _params(cache, console)
+    pt = proof_type(DRY_RUN_PROOF)
+    fresh = not (cache / "pool").exists()
+    console.print("challenge sector: sealing one (once)" if fresh else "challenge sector: cached")
+    pool = ChallengePool.open(cache / "pool", proof_type=DRY_RUN_PROOF)
+    prover = CircuitProver(params_dir, backend=settings.prover.backend)
+    console.print(f"prover backend: {prover.backend}")
+    checker = PairingChecker(params_dir)
+    wallet = Wallet.generate()
+    rules = MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1)
+    with tempfile.TemporaryDirectory(prefix="psagent-dry-") as tmp, MockMarket(
+        checker=MarketPairingChecker(params_paths(params_dir, pt)[1]),
+        rules=rules,
+        state_path=Path(tmp) / "market.db",
+        challenge_source=pool.take,
+    ) as market:
+        console.print(f"mock market on {market.base_url}; throwaway wallet {wallet.address.encode('f')}")
+        store = SqliteStore(Path(tmp) / "agent.db")
+        s = agent_settings(settings)
+        req = replace(
+            s.requests, price_attofil=rules.demand_price, low_water=1, high_water=1, poll_interval_s=0.5,
+            backoff_max_s=5.0,
+        )
+        s = replace(s, requests=req, idle_s=0.2, error_backoff_s=1.0)
+
+        async def main() -> RunSummary:
+            async with MarketClient(market.base_url, wallet) as client:
+                agent = Agent(client, store, prover, checker, s)
+                return await _drive(agent, max_proofs, sys.stderr.isatty(), console)
+
+        try:
+            return anyio.run(main)
+        finally:
+            store.close()

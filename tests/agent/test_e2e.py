@@ -1,0 +1,233 @@
+"""The agent against the mock market over real loopback HTTP: paid work end to end, a 429 storm, 410 /
+deadline, a dropped answer (409), a corrupt partition. The prover is the stand-in double
+(tests/agent/_standin); the market checks the stand-in token, its rules and signatures are the real mock's."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _standin import StandInChecker, StandInProver  # tests/agent is on sys.path
+
+from agent.requester import RequestLoopSettings
+from agent.service import Agent, AgentSettings
+from agent.store import RequestState, SqliteStore, StoreError
+from market.client import MarketClient
+from market.mock import DigestStandInChecker, MarketRules, MockMarket
+from market.mock.pool import ChallengePool
+from market.wallet import Wallet
+
+pytestmark = pytest.mark.anyio
+PRICE = 5 * 10**15
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the mock serves from its own thread; the client side runs on asyncio
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory: pytest.TempPathFactory) -> ChallengePool:
+    return ChallengePool.open(tmp_path_factory.mktemp("pool"))
+
+
+@pytest.fixture
+def make_market(pool: ChallengePool) -> Iterator[Any]:
+    started: list[MockMarket] = []
+
+    def make(faults: str | None = None, **rules: Any) -> MockMarket:
+        m = MockMarket(
+            checker=DigestStandInChecker(),
+            rules=MarketRules(**rules),
+            challenge_source=pool.make,
+            faults=faults,
+        ).start()
+        started.append(m)
+        return m
+
+    yield make
+    for m in started:
+        m.stop()
+
+
+def settings(high: int = 2, **kw: Any) -> AgentSettings:
+    base: dict[str, Any] = {"idle_s": 0.02, "error_backoff_s": 0.05, "error_backoff_max_s": 0.2}
+    base["drain_s"] = 5.0
+    base.update(kw)
+    return AgentSettings(
+        RequestLoopSettings(PRICE, low_water=high, high_water=high, poll_interval_s=0.05, backoff_max_s=0.4),
+        **base,
+    )
+
+
+class Counting:
+    """Counts the agent's market calls by kind (to bound the request rate under a 429 storm)."""
+
+    def __init__(self, inner: MarketClient) -> None:
+        self.inner = inner
+        self.calls: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self.inner, name)
+        if not callable(fn):
+            return fn
+
+        async def call(*a: Any, **k: Any) -> Any:
+            self.calls[name] += 1
+            return await fn(*a, **k)
+
+        return call
+
+
+def vouchers(market: MockMarket, wallet: Wallet) -> list[dict[str, Any]]:
+    return market.state.vouchers(wallet.address.encode("f"))
+
+
+async def run_agent(
+    market: MockMarket, wallet: Wallet, store: SqliteStore, prover: Any, s: AgentSettings, n: int,
+    timeout: float = 60,
+) -> tuple[Any, Counting]:
+    async with MarketClient(market.base_url, wallet) as client:
+        counting = Counting(client)
+        agent = Agent(counting, store, prover, StandInChecker(), s)  # type: ignore[arg-type]
+        with anyio.fail_after(timeout):
+            summary = await agent.run(max_proofs=n, handle_signals=False)
+    return summary, counting
+
+
+async def test_paid_work_end_to_end_ledger_equals_vouchers(make_market: Any, tmp_path: Path) -> None:
+    market = make_market(slot_divisor=1, initial_challenges=2, demand_open=3)
+    wallet = Wallet.generate()
+    store = SqliteStore(tmp_path / "a.db")
+    prover = StandInProver()
+    summary, _ = await run_agent(market, wallet, store, prover, settings(high=2), 5)
+    assert summary.submitted >= 5 and summary.verified >= 5
+    rows = store.list_requests([RequestState.SUBMITTED])
+    assert len(rows) >= 5
+    for r in rows:  # inputs discarded once the work is done (ToS 6.3)
+        with pytest.raises(StoreError, match="holds no data"):
+            store.data(r.row_id)
+    paid = [r for r in rows if not r.pow]
+    assert paid, "some of the work must be paid"
+    ours = [(p.nonce, p.cumulative_amount, p.signature.hex(), p.request_cid) for p in store.payments()]
+    theirs = [
+        (v["nonce"], v["cumulative"], v["signature"], v["request_cid"]) for v in vouchers(market, wallet)
+    ]
+    assert ours == theirs and len(ours) == len(paid)
+    assert summary.paid_attofil == ours[-1][1] == PRICE * len(paid)
+    assert len(set(prover.job_ids)) == len(prover.job_ids)  # a job id per attempt
+    store.close()
+
+
+async def test_429_storm_matched_work_still_completed(make_market: Any, tmp_path: Path) -> None:
+    """Two asks get in; from then on every ask is 429. Work matched to the early asks is still proven and
+    submitted, and the agent backs off: its request count stays bounded."""
+    market = make_market(slot_divisor=1, initial_challenges=2)
+    wallet = Wallet.generate()
+    store = SqliteStore(tmp_path / "a.db")
+    async with MarketClient(market.base_url, wallet) as client:
+        asks = [await client.create_ask(PRICE) for _ in range(2)]
+    for a in asks:
+        store.record_ask(a.id, PRICE)
+    market.faults.add("ask:429")
+    for _ in range(2):
+        market.state.add_paid_request(market.state.challenge_source(), PRICE, market.app.now())
+    t0 = anyio.current_time()
+    summary, counting = await run_agent(market, wallet, store, StandInProver(), settings(high=4), 2)
+    elapsed = anyio.current_time() - t0
+    assert summary.submitted == 2 and summary.paid_attofil == 2 * PRICE
+    # polls at >= 0.05 s, doubling to 0.4 s while rate-limited: a busy loop would make thousands
+    assert counting.calls["create_ask"] <= 2 + elapsed / 0.05, counting.calls
+    assert counting.calls["poll"] <= 2 + elapsed / 0.05, counting.calls
+    store.close()
+
+
+async def test_dropped_answer_409_is_submitted_once(make_market: Any, tmp_path: Path) -> None:
+    market = make_market(slot_divisor=1, initial_challenges=1, demand_open=1, faults="complete:drop-after#1")
+    wallet = Wallet.generate()
+    store = SqliteStore(tmp_path / "a.db")
+    summary, counting = await run_agent(market, wallet, store, StandInProver(), settings(high=1), 1)
+    assert summary.stages.already_accepted == 1
+    rows = store.list_requests([RequestState.SUBMITTED])
+    assert len(rows) == summary.submitted >= 1
+    assert sum("answer lost" in (r.last_error or "") for r in rows) == 1
+    snap = market.state.snapshot()["counters"]
+    # the market accepted each request exactly once: the lost answer was not followed by a second proof
+    assert snap.get("completed_valid", 0) == len(rows)
+    # the lost answer's voucher is never seen, but vouchers are cumulative: the last one we hold covers it
+    theirs = market.state.vouchers(wallet.address.encode("f"))
+    if len(theirs) > 1:
+        assert store.payments()[-1].cumulative_amount == theirs[-1]["cumulative"]
+    store.close()
+
+
+async def test_late_submit_410_is_gone_never_resubmitted(make_market: Any, tmp_path: Path) -> None:
+    """The market's deadline passes while proving: the submit gets 410, the row is gone (kept), no retry."""
+    market = make_market(slot_divisor=1, initial_challenges=1, demand_open=1, deadline_s=0.3)
+    wallet = Wallet.generate()
+    store = SqliteStore(tmp_path / "a.db")
+    async with MarketClient(market.base_url, wallet) as client:
+        agent = Agent(client, store, StandInProver(delay_s=0.8), StandInChecker(), settings(high=1))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: agent.run(handle_signals=False))
+            with anyio.fail_after(30):
+                while not store.list_requests([RequestState.GONE]):
+                    await anyio.sleep(0.05)
+            agent._done.set()
+    gone = store.list_requests([RequestState.GONE])
+    assert gone and not store.payments()
+    assert any("deadline passed before proving" not in (r.last_error or "") for r in gone)  # a market 410
+    assert market.state.snapshot()["counters"].get("reassigned", 0) >= 1
+    assert not store.list_requests([RequestState.SUBMITTED])
+    store.close()
+
+
+async def test_local_deadline_drops_before_proving(make_market: Any, tmp_path: Path) -> None:
+    market = make_market(slot_divisor=1, initial_challenges=1, demand_open=1)
+    wallet = Wallet.generate()
+    store = SqliteStore(tmp_path / "a.db")
+    s = settings(high=1)
+    s = AgentSettings(
+        RequestLoopSettings(PRICE, low_water=1, high_water=1, poll_interval_s=0.05, deadline_s=0.0),
+        idle_s=0.02, drain_s=1.0,
+    )
+    async with MarketClient(market.base_url, wallet) as client:
+        agent = Agent(client, store, StandInProver(), StandInChecker(), s)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: agent.run(handle_signals=False))
+            with anyio.fail_after(30):
+                while not store.list_requests([RequestState.GONE]):
+                    await anyio.sleep(0.05)
+            agent._done.set()
+    (row, *_) = store.list_requests([RequestState.GONE])
+    assert "deadline" in (row.last_error or "") and row.proof is None
+    assert market.state.snapshot()["counters"].get("completed_valid", 0) == 0
+    store.close()
+
+
+async def test_corrupt_partition_never_submitted(make_market: Any, tmp_path: Path) -> None:
+    market = make_market(slot_divisor=1, initial_challenges=1, demand_open=1)
+    wallet = Wallet.generate()
+    store = SqliteStore(tmp_path / "a.db")
+    s = AgentSettings(
+        RequestLoopSettings(PRICE, low_water=1, high_water=1, poll_interval_s=0.05), idle_s=0.02, drain_s=1.0
+    )
+    async with MarketClient(market.base_url, wallet) as client:
+        counting = Counting(client)
+        agent = Agent(counting, store, StandInProver(corrupt=0), StandInChecker(), s)  # type: ignore[arg-type]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: agent.run(handle_signals=False))
+            with anyio.fail_after(30):
+                while not store.list_requests([RequestState.FAILED]):
+                    await anyio.sleep(0.05)
+            agent._done.set()
+    (row, *_) = store.list_requests([RequestState.FAILED])
+    assert "partitions [0] of 1 did not verify" in (row.last_error or "") and row.proof is None
+    assert row.attempts == 3
+    assert counting.calls["complete"] == 0
+    assert not agent.ready()  # three bad proofs in a row close the gate: no new asks
+    store.close()
