@@ -228,3 +228,23 @@ def test_mutation_ci(label: str, c1_2kib: SealCommitPhase1Output, synth_2kib: Sy
 @pytest.mark.parametrize("label", sorted(set(MUTATIONS) - IN_CI))
 def test_mutation_long(label: str, c1_2kib: SealCommitPhase1Output, synth_2kib: Synthesised) -> None:
     _check_mutation(label, c1_2kib, synth_2kib)
+
+
+@long_only
+def test_8mib_c1_witness_satisfies() -> None:
+    """A sealed 8MiB C1 (random data): 3,844,969 rows incl. inputs, witness satisfies, inputs = verifier's."""
+    import random
+
+    from porep.ids import prover_id
+    from porep.seal import seal
+    from porep.vanilla import make_c1
+
+    piece = random.Random(8).randbytes(8 * 2**20 * 127 // 128)
+    sealed = seal("StackedDrg8MiBV1_1", prover_id(1000), 3, bytes([4]) * 32, piece=piece)
+    c1 = make_c1(sealed, bytes([9]) * 32)
+    cs = synthesize_c1(c1, 0)
+    r1cs = cs.to_r1cs()
+    assert (r1cs.num_constraints_total, r1cs.num_aux, r1cs.num_inputs) == (3_844_969, 3_842_449, 40)
+    assert (r1cs.a.nnz, r1cs.b.nnz, r1cs.c.nnz) == (9_388_413, 3_847_886, 8_234_882)
+    r1cs.check(cs.witness_array())
+    assert cs.inputs()[1:] == public_inputs.from_c1(c1)[0]
