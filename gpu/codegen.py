@@ -3,7 +3,8 @@ G2) (run ``python -m gpu.codegen``). A build tool, not a layer: it imports nothi
 
 Why generated: unrolled code with every limb in its own variable is what NVVM keeps in registers (gpu.md §4.4,
 §6: 15.2 G Fq-mul/s); writing it to real modules (not ``exec``) lets Numba cache what is compiled from it
-(gpu.md §4.6). The output is committed; tests/gpu/arith/test_codegen.py checks that regenerating changes nothing.
+(gpu.md §4.6). The output is committed; tests/gpu/arith/test_codegen.py checks that regenerating changes
+nothing.
 
 Per field (Fr: 8 limbs, Fq: 12 limbs) it emits Montgomery multiplication (CIOS without the extra carry word,
 valid because both moduli leave the top limb below 2^31 - 1), squaring, addition, subtraction, negation,
