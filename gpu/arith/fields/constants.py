@@ -1,7 +1,8 @@
 """BLS12-381 field constants: the two moduli are the definition, everything else is derived from them.
 
 Each derived value carries the expression that produces it; tests/gpu/arith/test_fields.py recomputes every
-one with Python integers. Limbs are 32-bit, little-endian: Fr uses 8 limbs (R = 2^256), Fq uses 12 limbs (R = 2^384).
+one with Python integers. Limbs are 32-bit, little-endian: Fr uses 8 limbs (R = 2^256), Fq uses 12 limbs
+(R = 2^384).
 """
 
 from __future__ import annotations
