@@ -30,20 +30,15 @@ def anyio_backend() -> str:
     return "asyncio"  # the mock serves from its own thread; the client side runs on asyncio
 
 
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory: pytest.TempPathFactory) -> ChallengePool:
-    return ChallengePool.open(tmp_path_factory.mktemp("pool"))
-
-
 @pytest.fixture
-def make_market(pool: ChallengePool) -> Iterator[Any]:
+def make_market(challenge_pool: ChallengePool) -> Iterator[Any]:
     started: list[MockMarket] = []
 
     def make(faults: str | None = None, **rules: Any) -> MockMarket:
         m = MockMarket(
             checker=DigestStandInChecker(),
             rules=MarketRules(**rules),
-            challenge_source=pool.make,
+            challenge_source=challenge_pool.make,
             faults=faults,
         ).start()
         started.append(m)
