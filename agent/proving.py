@@ -106,6 +106,9 @@ class CircuitProver:
 
         c1 = _porep(work)
         pt = c1.proof_type
+        path, _ = params_paths(self.params_dir, pt)
+        if pt.param_stem not in self._keys and not path.is_file():  # before minutes of synthesis
+            raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path}")
         out = []
         for k in range(pt.partitions):
             cs = synthesize_c1(c1, k)
@@ -121,9 +124,12 @@ class CircuitProver:
 class PairingChecker:
     """Per-partition Groth16 verification with the proof type's verifying key and circuit-free inputs."""
 
-    def __init__(self, params_dir: Path) -> None:
+    def __init__(self, params_dir: Path, *, keys: dict[str, Any] | None = None) -> None:
+        """``keys``: verifying keys by parameter stem, taking precedence over the files (tests, embedding)."""
+        from gpu.groth16.verifier import prepare_verifying_key
+
         self.params_dir = Path(params_dir)
-        self._pvks: dict[str, Any] = {}
+        self._pvks: dict[str, Any] = {k: prepare_verifying_key(v) for k, v in (keys or {}).items()}
 
     def _pvk(self, pt: Any) -> Any:
         pvk = self._pvks.get(pt.param_stem)
