@@ -4,6 +4,7 @@ deadline, a dropped answer (409), a corrupt partition. The prover is the stand-i
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,3 +227,37 @@ async def test_corrupt_partition_never_submitted(make_market: Any, tmp_path: Pat
     assert counting.calls["complete"] == 0
     assert not agent.ready()  # three bad proofs in a row close the gate: no new asks
     store.close()
+
+
+@pytest.mark.skipif(not os.environ.get("PSAGENT_AGENT_LONG"), reason="real 2KiB proofs: make test-agent-long")
+async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: Path) -> None:
+    """The real StackedDRG prover and pairing checker (development parameters from the user's cache, made
+    once), against a mock market that verifies with the pairing too: two proofs accepted, one paid."""
+    from agent.proving import CircuitProver, PairingChecker, default_cache_dir, ensure_dev_params
+    from market.mock import PairingChecker as MarketPairing
+    from porep.prooftypes import proof_type
+
+    params_dir = default_cache_dir() / "params-dev"
+    pt = proof_type("StackedDrg2KiBV1_1")
+    _, vk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(pt, params_dir))
+    market = MockMarket(
+        checker=MarketPairing(vk),
+        rules=MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1),
+        challenge_source=challenge_pool.make,
+    ).start()
+    try:
+        wallet = Wallet.generate()
+        store = SqliteStore(tmp_path / "a.db")
+        async with MarketClient(market.base_url, wallet) as client:
+            prover, checker = CircuitProver(params_dir), PairingChecker(params_dir)
+            agent = Agent(client, store, prover, checker, settings(high=1))
+            with anyio.fail_after(3600):
+                summary = await agent.run(max_proofs=2, handle_signals=False)
+        assert summary.submitted >= 2 and summary.verified >= 2 and summary.paid_attofil >= PRICE
+        assert market.state.snapshot()["counters"].get("completed_invalid", 0) == 0
+        ours = [(p.nonce, p.cumulative_amount) for p in store.payments()]
+        theirs = market.state.vouchers(wallet.address.encode("f"))
+        assert ours == [(v["nonce"], v["cumulative"]) for v in theirs]
+        store.close()
+    finally:
+        market.stop()
