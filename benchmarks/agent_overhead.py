@@ -19,7 +19,7 @@ from pathlib import Path
 
 import anyio
 
-from agent.pipeline import VerifyReport
+from agent.pipeline import VerifyReport, check_work
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings
 from agent.store import SqliteStore
@@ -49,20 +49,22 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _run(url: str, n: int, store_path: Path) -> dict[str, object]:
+async def _run(url: str, n: int, store_path: Path, strict: bool) -> dict[str, object]:
     store = SqliteStore(store_path)
     s = AgentSettings(
         RequestLoopSettings(PRICE, low_water=4, high_water=8, poll_interval_s=0.05, backoff_max_s=0.2),
         idle_s=0.01,
     )
     async with MarketClient(url, Wallet.generate()) as client:
-        agent = Agent(client, store, InstantProver(), TokenChecker(), s)
+        check = check_work if strict else ProofData.parse  # parse only: the loop's own cost
+        agent = Agent(client, store, InstantProver(), TokenChecker(), s, check=check)
         cpu0, t0 = time.process_time(), time.perf_counter()
         summary = await agent.run(max_proofs=n, handle_signals=False)
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
     store.close()
     done = summary.submitted
     return {
+        "strict_c1_check": strict,
         "proofs": done,
         "wall_s_per_proof": wall / done,
         "agent_cpu_s_per_proof": cpu / done,
@@ -74,6 +76,7 @@ async def _run(url: str, n: int, store_path: Path) -> dict[str, object]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--proofs", type=int, default=20)
+    ap.add_argument("--no-strict-check", action="store_true", help="parse the C1 only (no vanilla check)")
     args = ap.parse_args()
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,7 +100,7 @@ def main() -> None:
                     if time.monotonic() > deadline or market.poll() is not None:
                         raise SystemExit("the mock market did not start") from None
                     time.sleep(0.2)
-            result = anyio.run(_run, url, args.proofs, Path(tmp) / "agent.db")
+            result = anyio.run(_run, url, args.proofs, Path(tmp) / "agent.db", not args.no_strict_check)
         finally:
             market.terminate()
             market.wait()
