@@ -25,7 +25,7 @@ names = ["annotated-doc", "annotated-types", "anyio", "cbor2", "certifi", "click
          "httpx", "idna", "markdown-it-py", "mdurl", "prometheus-client", "pydantic", "pydantic-core",
          "pydantic-settings", "python-dotenv", "rich", "shellingham", "starlette", "tenacity", "typer",
          "typing-extensions", "typing-inspection", "uvicorn", "sniffio"]
-installed = {d.metadata["Name"].lower() for d in md.distributions()}
+installed = {d.metadata["Name"].lower().replace("_", "-") for d in md.distributions()}
 print(" ".join(f"{n}=={md.version(n)}" for n in names if n in installed))
 PY
 )
