@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -75,7 +78,8 @@ def generate(
     _check_outputs(out, stem, force)
     announce_compilation()
     try:
-        params = gen(system, test_seed=test_seed)
+        with _setup_progress() as progress:
+            params = gen(system, test_seed=test_seed, progress=progress)
     except UnconstrainedVariable as exc:
         fail(str(exc), EXIT_FAILURE)
     out.mkdir(parents=True, exist_ok=True)
@@ -89,6 +93,34 @@ def generate(
     }
     (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
+
+
+@contextmanager
+def _setup_progress() -> Iterator[Callable[[str, float, float], None]]:
+    """The setup's progress on stderr: a bar on a terminal, else one line per stage (logs stay short)."""
+    if not sys.stderr.isatty():
+        seen: set[str] = set()
+
+        def line(stage: str, done: float, total: float) -> None:
+            if stage not in seen:
+                seen.add(stage)
+                print(f"setup: {stage} ({100 * done / max(total, 1):.0f}%)", file=sys.stderr, flush=True)
+
+        yield line
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = (TextColumn("setup {task.description:<8}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"))
+    with Progress(
+        *columns, TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=sys.stderr)
+    ) as bar:
+        task = bar.add_task("", total=1.0)
+
+        def update(stage: str, done: float, total: float) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        yield update
 
 
 def _check_outputs(out: Path, stem: str, force: bool) -> None:

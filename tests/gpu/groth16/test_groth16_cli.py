@@ -33,6 +33,7 @@ def test_params_generate_and_info(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "t.params").exists() and (tmp_path / "t.vk").exists()
+    assert "setup: evaluate" in res.stderr and "setup: b_g2" in res.stderr  # progress, one line per stage
     meta = json.loads((tmp_path / "t.meta.json").read_text())
     assert meta["test_mode"] and "INSECURE" in meta["toxic_waste"]
     res = runner.invoke(app, ["params", "info", str(tmp_path)])
