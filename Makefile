@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long
+.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,14 +23,15 @@ $(VENV)/.stamp-dev: pyproject.toml | $(PY)
 install: $(VENV)/.stamp-run
 install-dev: $(VENV)/.stamp-dev
 
-# Until the dry-run agent is built, `psagent run --dry-run` exits 3 ("not implemented yet") and so does
-# `make run`: it shows the CLI that exists and says plainly that the demo did not run. Never a false success.
+# The dry run: the real agent against the mock market on loopback (throwaway wallet, 2KiB challenges), one
+# proof proven, verified, submitted and paid, then a summary line. GPU when one is usable, CPU otherwise
+# (prover.backend = auto). The first run makes development parameters once (cached in ~/.cache/psagent).
 run: $(VENV)/.stamp-run
-	@$(VENV)/bin/psagent run --dry-run --max-proofs 1; rc=$$?; \
-	if [ $$rc -eq 3 ]; then $(VENV)/bin/psagent --help; \
-	  echo "make run: FAILED (exit 3): the dry-run agent is not built yet, so no demo ran." \
-	       "The commands listed above are what exists today (see README.md for a seal -> c1 make -> c1 check run)." >&2; fi; \
-	exit $$rc
+	$(VENV)/bin/psagent run --dry-run --max-proofs 1
+
+# The agent's end-to-end tests with the real 2KiB prover on the CPU (minutes; not in CI).
+test-agent-long: $(VENV)/.stamp-dev
+	PSAGENT_AGENT_LONG=1 $(PY) -m pytest tests/agent/test_e2e.py tests/agent/test_crash.py -q -ra $(PYTEST_ARGS)
 
 # pytest exit code 5 means "no tests collected": that is a failure, not a pass.
 test: $(VENV)/.stamp-dev
