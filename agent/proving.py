@@ -96,8 +96,8 @@ class CircuitProver:
                 path, _ = params_paths(self.params_dir, pt)
                 if not path.is_file():
                     raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path}")
-                # no per-point subgroup check on the ~1 GB of bases (4.2 M G1 + 0.7 M G2 points at 2KiB): a bad
-                # base can only make a proof that fails our own pairing check, which uses the checked vk
+                # no per-point subgroup check on the ~1 GB of bases (4.2 M G1 + 0.7 M G2 points at 2KiB):
+                # a bad base can only make a proof that fails our own pairing check (with the checked vk)
                 params = Parameters.read(path, subgroup_check=False)
                 pk = ProvingKey(params, r1cs.density(), backend=self.backend, device=self._device())
                 self._keys[pt.param_stem] = pk
