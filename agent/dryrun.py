@@ -45,9 +45,13 @@ def _params(cache: Path, console: Any) -> Path:
         TimeElapsedColumn(), console=console, transient=False,
     ) as bar:
         task = bar.add_task("setup", total=1.0)
+        seen: set[str] = set()
 
         def progress(stage: str, done: float, total: float) -> None:
             bar.update(task, description=f"setup: {stage}", completed=done, total=max(total, 1e-9))
+            if not console.is_terminal and stage not in seen:  # no live bar: one line per stage
+                seen.add(stage)
+                console.print(f"setup: {stage} ({100 * done / max(total, 1e-9):.0f} % done)")
 
         t0 = time.perf_counter()
         ensure_dev_params(pt, directory, progress=progress)
