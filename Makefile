@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long
+.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long test-snap-long
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ test: $(VENV)/.stamp-dev
 # witness matrices, CPU proving of a 2KiB C1.
 test-circuit-long: $(VENV)/.stamp-dev
 	PSAGENT_CIRCUIT_LONG=1 $(PY) -m pytest tests/porep/circuit -q -ra $(PYTEST_ARGS)
+
+# SnapDeals at 8MiB (seal + update + strict check, ~75 s): not in CI.
+test-snap-long: $(VENV)/.stamp-dev
+	PSAGENT_SNAP_LONG=1 $(PY) -m pytest tests/porep/snap/test_snap_8mib.py -q -ra $(PYTEST_ARGS)
 
 # The plain install as a user gets it (fresh venv, no cuda extra, no simulator, outside the tree): seal 2KiB ->
 # c1 make -> c1 check -> bench prove --backend cpu. CI runs it after the tests (.ci/run).
