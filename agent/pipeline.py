@@ -20,16 +20,15 @@ and an error log line — never silently dropped.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ParamSpec, Protocol, TypeVar
+from typing import Protocol
 
 import anyio
 
-from agent.store import Payment, RequestRow, RequestState, Store
+from agent.store import Payment, RequestRow, RequestState, Store, in_worker
 from market.client import AlreadyAccepted
 from market.errors import MarketError, ProtocolError, Rejected, WorkGone
 from market.models import ProofReward
@@ -49,13 +48,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-P = ParamSpec("P")
-T = TypeVar("T")
 S = RequestState
-
-
-async def _db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
 
 class UnsupportedWork(Exception):
@@ -144,7 +137,7 @@ async def fetch_one(
 ) -> bool:
     """Fetch and check the oldest queued request. Returns False when none is queued."""
     c = counters or StageCounters()
-    rows = await _db(store.list_requests, [S.QUEUED])
+    rows = await in_worker(store.list_requests, [S.QUEUED])
     if not rows:
         return False
     row = rows[0]
@@ -152,7 +145,7 @@ async def fetch_one(
     try:
         raw = await market.fetch_request_bytes(row.request_cid)
     except ProtocolError as e:  # hash mismatch, too large, malformed: the data itself is bad
-        await _db(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"fetch: {e}")
+        await in_worker(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"fetch: {e}")
         c.fetch_failed += 1
         log.error("request %s: bad data from the market: %s", row.request_cid, e)
         return True
@@ -162,16 +155,16 @@ async def fetch_one(
     try:
         work = await anyio.to_thread.run_sync(check, raw)
     except UnsupportedWork as e:
-        await _db(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"unsupported: {e}")
+        await in_worker(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"unsupported: {e}")
         c.fetch_failed += 1
         log.error("request %s: cannot be proven here: %s", row.request_cid, e)
         return True
     except Exception as e:  # ProtocolError, VanillaProofError, C1FormatError: invalid input
-        await _db(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"check: {e}")
+        await in_worker(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"check: {e}")
         c.fetch_failed += 1
         log.error("request %s: input failed the strict check: %s", row.request_cid, e)
         return True
-    await _db(store.store_data, row.row_id, raw, "porep" if work.porep is not None else "snap")
+    await in_worker(store.store_data, row.row_id, raw, "porep" if work.porep is not None else "snap")
     c.fetched += 1
     c.add_time("fetch", time.perf_counter() - t0)
     return True
@@ -189,16 +182,16 @@ async def prove_one(
 ) -> RequestRow | None:
     """Claim the oldest fetched request, prove, verify, store. Returns the row as it ended, or None."""
     c = counters or StageCounters()
-    row = await _db(store.claim, settings.owner)
+    row = await in_worker(store.claim, settings.owner)
     if row is None:
         return None
     if row.deadline is not None and clock() > row.deadline:
         log.warning("request %s: deadline passed before proving; dropped", row.request_cid)
         c.gone += 1
-        return await _db(
+        return await in_worker(
             store.transition, row.row_id, S.PROVING, S.GONE, error="deadline passed before proving"
         )
-    raw = await _db(store.data, row.row_id)
+    raw = await in_worker(store.data, row.row_id)
     work = ProofData.parse(raw)
     job_id = f"ps-porep-{work.sector_id.miner}-{work.sector_id.number}-{row.row_id}-{row.attempts}"
     t0 = time.perf_counter()
@@ -216,7 +209,7 @@ async def prove_one(
         log.error("request %s: proof did not verify, not stored: %s", row.request_cid, report.diagnosis())
         return await _retry_or_fail(store, row, f"verify: {report.diagnosis()}", settings, c)
     c.proofs_ok += 1
-    return await _db(store.transition, row.row_id, S.PROVING, S.COMPUTED, proof=proof, job_id=job_id)
+    return await in_worker(store.transition, row.row_id, S.PROVING, S.COMPUTED, proof=proof, job_id=job_id)
 
 
 async def _retry_or_fail(
@@ -224,14 +217,14 @@ async def _retry_or_fail(
 ) -> RequestRow:
     if row.attempts >= settings.max_attempts:
         c.proofs_failed += 1
-        return await _db(
+        return await in_worker(
             store.transition,
             row.row_id,
             S.PROVING,
             S.FAILED,
             error=f"{error} (after {row.attempts} attempts)",
         )
-    return await _db(store.transition, row.row_id, S.PROVING, S.FETCHED, error=error)
+    return await in_worker(store.transition, row.row_id, S.PROVING, S.FETCHED, error=error)
 
 
 async def submit_one(
@@ -247,37 +240,37 @@ async def submit_one(
     the caller's loop backs off and tries again with a fresh signature. Every submission is noted in the store
     before it is sent, so a 409 for a proof that an earlier (crashed) process sent is read as accepted."""
     c = counters or StageCounters()
-    rows = await _db(store.list_requests, [S.COMPUTED])
+    rows = await in_worker(store.list_requests, [S.COMPUTED])
     if not rows:
         return None
     row = rows[0]
     assert row.proof is not None
     earlier_tries = row.submit_attempts
-    await _db(store.note_submit_attempt, row.row_id)
+    await in_worker(store.note_submit_attempt, row.row_id)
     t0 = time.perf_counter()
     try:
         outcome = await market.complete(row.request_cid, row.proof)
     except WorkGone as e:
         c.gone += 1
         log.warning("request %s: gone (410), dropped: %s", row.request_cid, e)
-        return await _db(store.transition, row.row_id, S.COMPUTED, S.GONE, error=str(e))
+        return await in_worker(store.transition, row.row_id, S.COMPUTED, S.GONE, error=str(e))
     except Rejected as e:
         if e.status == 409 and earlier_tries > 0:
             c.already_accepted += 1
             log.info(
                 "request %s: 409 for a proof an earlier run submitted: the market has it", row.request_cid
             )
-            return await _db(
+            return await in_worker(
                 store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, error=f"accepted earlier: {e}"
             )
         c.submit_failed += 1
         log.error("request %s: submission refused: %s", row.request_cid, e)
-        return await _db(store.transition, row.row_id, S.COMPUTED, S.FAILED, error=f"submit: {e}")
+        return await in_worker(store.transition, row.row_id, S.COMPUTED, S.FAILED, error=f"submit: {e}")
     c.add_time("submit", time.perf_counter() - t0)
     if isinstance(outcome, AlreadyAccepted):
         c.already_accepted += 1
         log.info("request %s: accepted (its answer was lost); a later voucher covers it", row.request_cid)
-        return await _db(
+        return await in_worker(
             store.transition,
             row.row_id,
             S.COMPUTED,
@@ -286,7 +279,7 @@ async def submit_one(
         )
     reward = outcome
     if not reward.pow:
-        await _db(
+        await in_worker(
             store.record_payment,
             Payment(
                 reward.nonce,
@@ -299,4 +292,4 @@ async def submit_one(
         )
         c.paid_attofil += reward.amount
     c.submitted += 1
-    return await _db(store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, pow=reward.pow)
+    return await in_worker(store.transition, row.row_id, S.COMPUTED, S.SUBMITTED, pow=reward.pow)

@@ -19,24 +19,21 @@ longer lists and that no request matched are marked expired.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import ParamSpec, Protocol, TypeVar
+from typing import Protocol
 
 import anyio
 
-from agent.store import AskState, RequestState, Store
+from agent.store import AskState, RequestState, Store, in_worker
 from market.errors import TooManyRequests
 from market.models import WorkAsk, WorkResponse
 
 __all__ = ["AskMarket", "RequestLoopSettings", "RoundResult", "request_loop", "request_round"]
 
 log = logging.getLogger(__name__)
-P = ParamSpec("P")
-T = TypeVar("T")
 
 UNFINISHED = (RequestState.QUEUED, RequestState.FETCHED, RequestState.PROVING)
 
@@ -85,10 +82,12 @@ class LoopCounters:
     added: int = 0
     last: RoundResult = field(default_factory=RoundResult)
 
-
-async def _db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a store call in a worker thread: the event loop never waits on the disk."""
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    def record(self, r: RoundResult) -> None:
+        """Count one completed round."""
+        self.last = r
+        self.asks_created += r.asks_created
+        self.added += r.added
+        self.rate_limited += int(r.rate_limited)
 
 
 async def request_round(
@@ -106,7 +105,7 @@ async def request_round(
     for req in response.requests:
         if req.request_cid is None or req.done:
             continue  # nothing to fetch (yet), or already finished on the market's side
-        row = await _db(
+        row = await in_worker(
             store.add_request,
             req.id,
             req.request_cid,
@@ -120,22 +119,22 @@ async def request_round(
 
     # reconcile asks with what the market lists
     listed = {a.id for a in response.active_asks}
-    known = {a.ask_id: a for a in await _db(store.asks)}
+    known = {a.ask_id: a for a in await in_worker(store.asks)}
     for ask in response.active_asks:
         if ask.id not in known:
-            await _db(store.record_ask, ask.id, 0, created_at=now)
+            await in_worker(store.record_ask, ask.id, 0, created_at=now)
             result.adopted_asks += 1
             log.warning(
                 "adopted ask %d listed by the market but not recorded here (a lost create answer)", ask.id
             )
         elif known[ask.id].state is AskState.EXPIRED:  # listed again after a poll that missed it
-            await _db(store.set_ask_state, ask.id, AskState.ACTIVE)
+            await in_worker(store.set_ask_state, ask.id, AskState.ACTIVE)
     for ask_id, stored in known.items():
         if stored.state is AskState.ACTIVE and ask_id not in listed:
-            await _db(store.set_ask_state, ask_id, AskState.EXPIRED)
+            await in_worker(store.set_ask_state, ask_id, AskState.EXPIRED)
             result.expired_asks += 1
 
-    counts = await _db(store.counts)
+    counts = await in_worker(store.counts)
     result.unfinished = sum(counts[s] for s in UNFINISHED)
     result.active_asks = len(listed)
     if result.unfinished < settings.low_water and ready():
@@ -146,7 +145,7 @@ async def request_round(
         except TooManyRequests:
             result.rate_limited = True
             break
-        await _db(store.record_ask, ask.id, settings.price_attofil, created_at=clock())
+        await in_worker(store.record_ask, ask.id, settings.price_attofil, created_at=clock())
         result.asks_created += 1
     return result
 
@@ -186,10 +185,7 @@ async def request_loop(
             log.warning("request round failed: %s", e)
             interval = min(interval * 2.0, settings.backoff_max_s)
         else:
-            c.last = r
-            c.asks_created += r.asks_created
-            c.added += r.added
-            c.rate_limited += int(r.rate_limited)
+            c.record(r)
             interval = next_interval(interval, r, settings)
         await sleep(interval)
     return c

@@ -16,7 +16,6 @@ start. Asks are withdrawn on shutdown only when configured (each withdrawal cost
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import secrets
@@ -26,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import Any, Protocol
 
 import anyio
 
@@ -41,23 +40,16 @@ from agent.pipeline import (
     prove_one,
     submit_one,
 )
-from agent.requester import LoopCounters, RequestLoopSettings, request_round
+from agent.requester import LoopCounters, RequestLoopSettings, next_interval, request_round
 from agent.sdnotify import Notifier
-from agent.store import AskState, RequestState, Store
+from agent.store import AskState, RequestState, Store, in_worker
 from market.client import AlreadyAccepted
-from market.errors import TooManyRequests
 from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 from market.proofdata import ProofData
 
 __all__ = ["Agent", "AgentSettings", "Market", "RunSummary"]
 
 log = logging.getLogger(__name__)
-P = ParamSpec("P")
-T = TypeVar("T")
-
-
-async def _db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
 
 class Market(Protocol):
@@ -179,27 +171,13 @@ class Agent:
 
     async def _request_step(self) -> bool:
         s = self.settings.requests
-        try:
-            r = await request_round(self.market, self.store, s, ready=self.ready)
-        except TooManyRequests:  # poll itself rate-limited: treat like an ask 429
-            await anyio.sleep(s.backoff_max_s)
-            return True
-        c = self.loop_counters
-        c.rounds += 1
-        c.last = r
-        c.asks_created += r.asks_created
-        c.added += r.added
+        r = await request_round(self.market, self.store, s, ready=self.ready)
+        self.loop_counters.rounds += 1
+        self.loop_counters.record(r)
         self.metrics.asks.inc(r.asks_created)
         if r.rate_limited:
-            c.rate_limited += 1
             self.metrics.rate_limited.inc()
-        self._interval = (
-            s.poll_interval_s
-            if r.progress
-            else min(self._interval * 2, s.backoff_max_s)
-            if r.rate_limited
-            else self._interval
-        )
+        self._interval = next_interval(self._interval, r, s)
         with anyio.move_on_after(self._interval):
             await self._stop_asking.wait()
         return True
@@ -237,7 +215,7 @@ class Agent:
         self.metrics.stage_seconds.labels(stage="submit").observe(time.perf_counter() - t0)
         if row.state is RequestState.SUBMITTED:
             self.metrics.proofs.labels(outcome="accepted").inc()
-            payments = await _db(self.store.payments)
+            payments = await in_worker(self.store.payments)
             if payments:
                 self.metrics.cumulative.set(payments[-1].cumulative_amount)
             self._accepted += 1
@@ -249,7 +227,7 @@ class Agent:
     async def _janitor(self) -> None:
         while True:
             now = time.time()
-            n = await _db(
+            n = await in_worker(
                 self.store.purge,
                 submitted_before=now - self.settings.retention_submitted_s,
                 failed_before=now - self.settings.retention_failed_s,
@@ -262,7 +240,7 @@ class Agent:
         interval = self.notifier.watchdog_interval_s or 5.0
         while True:
             self.notifier.watchdog()
-            self.metrics.set_queue(await _db(self.store.counts))
+            self.metrics.set_queue(await in_worker(self.store.counts))
             offset = getattr(self.market, "clock_offset_s", None)
             if isinstance(offset, int | float):
                 self.metrics.clock_offset.set(offset)
@@ -282,7 +260,7 @@ class Agent:
         self._max_proofs = max_proofs
         self._accepted = 0
         self._interval = self.settings.requests.poll_interval_s
-        n = await _db(self.store.reset_orphans, self.owner)
+        n = await in_worker(self.store.reset_orphans, self.owner)
         if n:
             log.warning("re-queued %d request(s) claimed by a process that is gone", n)
         async with anyio.create_task_group() as background:
@@ -305,7 +283,7 @@ class Agent:
                 # let the in-hand proofs finish, then give the submitter drain_s for computed work
                 self._stop_work.set()
             with anyio.move_on_after(self.settings.drain_s):
-                while await _db(self.store.list_requests, [RequestState.COMPUTED]):
+                while await in_worker(self.store.list_requests, [RequestState.COMPUTED]):
                     try:
                         if await submit_one(self.market, self.store, counters=self.counters) is None:
                             break
@@ -313,10 +291,10 @@ class Agent:
                         log.warning("drain: submit failed: %s", e)
                         break
             if self.settings.withdraw_on_shutdown:
-                for ask in await _db(self.store.asks, [AskState.ACTIVE]):
+                for ask in await in_worker(self.store.asks, [AskState.ACTIVE]):
                     try:
                         await self.market.withdraw(ask.ask_id)
-                        await _db(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
+                        await in_worker(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
                     except Exception as e:
                         log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
             background.cancel_scope.cancel()

@@ -19,6 +19,7 @@ Request data (the ProofData bytes) lives in the row while it is needed and is er
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 import time
@@ -27,7 +28,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import ParamSpec, Protocol, TypeVar
+
+import anyio
 
 __all__ = [
     "ACTIVE_STATES",
@@ -42,8 +45,18 @@ __all__ = [
     "Store",
     "StoreError",
     "TransitionError",
+    "in_worker",
     "open_store",
 ]
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def in_worker(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a (blocking) store call in a worker thread, so the agent's event loop never waits on the disk."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
 
 class StoreError(Exception):
