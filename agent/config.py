@@ -24,6 +24,16 @@ ATTO_PER_FIL = 10**18
 NANO_IN_ATTO = 10**9
 
 
+def cache_dir() -> Path:
+    """psagent's cache directory: ``$PSAGENT_CACHE_DIR`` (the systemd unit sets it), else
+    ``$XDG_CACHE_HOME/psagent``, else ``~/.cache/psagent``. Kernels, development parameters and the mock
+    market's challenge pool live below it."""
+    base = os.environ.get("PSAGENT_CACHE_DIR")
+    if base:
+        return Path(base)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "psagent"
+
+
 class ConfigError(Exception):
     """The configuration cannot be used; ``str(err)`` is one line that names the offending key."""
 

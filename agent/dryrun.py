@@ -98,7 +98,8 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
     """Run the dry run to ``max_proofs`` accepted proofs and return the summary."""
     from rich.console import Console
 
-    from agent.proving import CircuitProver, PairingChecker, default_cache_dir, params_paths
+    from agent.config import cache_dir
+    from agent.proving import CircuitProver, PairingChecker, params_paths
     from agent.store import SqliteStore
     from market.client import MarketClient
     from market.mock import MarketRules, MockMarket
@@ -108,7 +109,7 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
     from porep.prooftypes import proof_type
 
     console = Console(stderr=True)
-    cache = cache or default_cache_dir()
+    cache = cache or cache_dir()
     params_dir = _params(cache, console)
     pt = proof_type(DRY_RUN_PROOF)
     fresh = not (cache / "pool").exists()

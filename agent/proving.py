@@ -30,7 +30,6 @@ from market.proofdata import ProofData
 __all__ = [
     "CircuitProver",
     "PairingChecker",
-    "default_cache_dir",
     "ensure_dev_params",
     "params_paths",
 ]
@@ -44,12 +43,6 @@ Progress = Callable[[str, float, float], None]
 def params_paths(params_dir: Path, pt: Any) -> tuple[Path, Path]:
     """``(…/<stem>.params, …/<stem>.vk)`` for a ``porep.prooftypes.ProofType`` (Filecoin's names)."""
     return params_dir / f"{pt.param_stem}.params", params_dir / f"{pt.param_stem}.vk"
-
-
-def default_cache_dir() -> Path:
-    """The user's cache directory for psagent ($XDG_CACHE_HOME/psagent, else ~/.cache/psagent)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "psagent"
 
 
 def _porep(work: ProofData) -> Any:

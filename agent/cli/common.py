@@ -11,7 +11,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from agent.config import ConfigError, Settings, load_settings
+from agent.config import ConfigError, Settings, cache_dir, load_settings
 from agent.logsetup import setup_logging
 from gpu.placement import Backend  # the engine's enum (imports nothing: numba stays unloaded here)
 
@@ -145,20 +145,16 @@ def _source_digest() -> str:
 
 
 def kernel_cache_dir() -> Path:
-    """``$PSAGENT_CACHE_DIR`` (else ``$XDG_CACHE_HOME/psagent``, else ``~/.cache/psagent``) /
-    ``numba/<version>-<source hash>-ptx<0|1>``: one directory per package version, source and PTX setting."""
+    """:func:`agent.config.cache_dir` / ``numba/<version>-<source hash>-ptx<0|1>``: one directory per package
+    version, source and PTX setting."""
     from importlib.metadata import PackageNotFoundError, version
 
-    base = os.environ.get("PSAGENT_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        base = str(Path(xdg) / "psagent")
     try:
         ver = version("psagent")
     except PackageNotFoundError:
         ver = "0"
     ptx = "0" if os.environ.get("PSAGENT_PTX", "1") == "0" else "1"
-    return Path(base) / "numba" / f"{ver}-{_source_digest()}-ptx{ptx}"
+    return cache_dir() / "numba" / f"{ver}-{_source_digest()}-ptx{ptx}"
 
 
 def enable_kernel_cache() -> None:

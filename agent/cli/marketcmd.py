@@ -152,7 +152,6 @@ def mock_serve(
     seed: Annotated[int | None, typer.Option(help="Seed of the fault coin flips (repeatable runs).")] = None,
 ) -> None:
     """Serve the mock market; prints its base URL and a throwaway demo wallet. Stops on SIGINT/SIGTERM."""
-    import os
 
     from market.mock.app import MockMarketApp
     from market.mock.checker import DigestStandInChecker, PairingChecker, ProofChecker
@@ -171,8 +170,9 @@ def mock_serve(
     if state is not None and not state.parent.is_dir():
         fail(f"--state {state}: directory {state.parent} does not exist", EXIT_USAGE)
     if pool is None:
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        pool = cache / "psagent" / f"mock-pool-{sector_size.value}"
+        from agent.config import cache_dir
+
+        pool = cache_dir() / f"mock-pool-{sector_size.value}"
     if pool.exists() and not pool.is_dir():
         fail(f"--pool {pool} is not a directory", EXIT_USAGE)
     try:

@@ -233,11 +233,12 @@ async def test_corrupt_partition_never_submitted(make_market: Any, tmp_path: Pat
 async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: Path) -> None:
     """The real StackedDRG prover and pairing checker (development parameters from the user's cache, made
     once), against a mock market that verifies with the pairing too: two proofs accepted, one paid."""
-    from agent.proving import CircuitProver, PairingChecker, default_cache_dir, ensure_dev_params
+    from agent.config import cache_dir
+    from agent.proving import CircuitProver, PairingChecker, ensure_dev_params
     from market.mock import PairingChecker as MarketPairing
     from porep.prooftypes import proof_type
 
-    params_dir = default_cache_dir() / "params-dev"
+    params_dir = cache_dir() / "params-dev"
     pt = proof_type("StackedDrg2KiBV1_1")
     _, vk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(pt, params_dir))
     market = MockMarket(
