@@ -172,12 +172,9 @@ class PairingChecker:
 
 def blank_r1cs(pt: Any) -> Any:
     """The R1CS of one partition of ``pt`` without a witness (what the setup needs)."""
-    from porep.circuit.cs import ConstraintSystem
-    from porep.circuit.stacked import CircuitShape, synthesize
+    from porep.circuit.stacked import blank_system
 
-    cs = ConstraintSystem(witness=False, record=True)
-    synthesize(cs, CircuitShape.for_proof_type(pt), None)
-    return cs.to_r1cs()
+    return blank_system(pt).to_r1cs()
 
 
 def ensure_dev_params(pt: Any, directory: Path, *, progress: Progress | None = None) -> tuple[Path, Path]:

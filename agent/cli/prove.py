@@ -69,9 +69,9 @@ def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
 
 
 def param_files(c1: Any, params_dir: Path | None) -> tuple[Path, Path]:
-    d = params_dir if params_dir is not None else default_params_dir()
-    stem = c1.proof_type.param_stem
-    return d / f"{stem}.params", d / f"{stem}.vk"
+    from agent.proving import params_paths
+
+    return params_paths(params_dir if params_dir is not None else default_params_dir(), c1.proof_type)
 
 
 def require_params(path: Path, c1: Any) -> None:
@@ -207,17 +207,15 @@ SIZES = ("2KiB", "8MiB", "512MiB", "32GiB", "64GiB")
 def blank_r1cs(sector_size: str) -> tuple[Any, str]:
     """The blank PoRep circuit of one partition of ``sector_size`` as an R1CS, and Filecoin's parameter file
     stem for it (all flavours of a size share parameters)."""
-    from porep.circuit.cs import ConstraintSystem
-    from porep.circuit.stacked import CircuitShape, synthesize
+    from porep.circuit.stacked import blank_system
     from porep.prooftypes import proof_type
 
     size = next((s for s in SIZES if s.lower() == sector_size.strip().lower()), None)
     if size is None:
         fail(f"--sector-size must be one of {', '.join(SIZES)}, got {sector_size[:40]!r}", EXIT_USAGE)
     pt = proof_type(f"StackedDrg{size}V1_1")
-    cs = ConstraintSystem(witness=False)
     t = time.perf_counter()
-    synthesize(cs, CircuitShape.for_proof_type(pt))
+    cs = blank_system(pt)
     _say(f"synthesised the {size} circuit: {cs.num_constraints:,} constraints, {cs.num_aux:,} aux, "
          f"{cs.num_inputs} inputs ({time.perf_counter() - t:.1f}s)")
     return cs.to_r1cs(), pt.param_stem

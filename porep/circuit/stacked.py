@@ -207,6 +207,14 @@ def synthesize(cs: ConstraintSystem, shape: CircuitShape, witness: PartitionWitn
             synthesize_challenge(cs, shape.layers, ch, comm_d, comm_c, comm_r_last, rid_bits)
 
 
+def blank_system(pt: object) -> ConstraintSystem:
+    """The blank circuit of one partition of a ``porep.prooftypes.ProofType``, rows recorded without values:
+    what parameter generation needs (all flavours of a size share it)."""
+    cs = ConstraintSystem(witness=False)
+    synthesize(cs, CircuitShape.for_proof_type(pt))
+    return cs
+
+
 # ---------------------------------------------------------------------- C1 -> witness (circuit.md §9.3)
 
 
