@@ -67,9 +67,11 @@ class CircuitProver:
         self._lock = threading.Lock()
 
     def _device(self) -> Any:
-        if str(self.backend) not in ("cuda", "Backend.cuda"):
-            return None
+        from gpu import Backend
         from gpu.device import devices
+
+        if self.backend is not Backend.cuda:
+            return None
 
         found = devices()
         index = self.device if self.device is not None else 0
