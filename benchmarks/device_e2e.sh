@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# 2KiB PoRep C2 end to end on the GPU machine, in one device call, from the repository root:
-#   seal a 2KiB sector -> c1 make -> params generate --sector-size 2KiB (timed, 16 cores) -> in ONE process:
+# PoRep C2 end to end on the GPU machine (SIZE=2KiB default, or 8MiB), in one device call, from the repository root:
+#   seal a SIZE sector -> c1 make -> params generate --sector-size SIZE (timed, 16 cores) -> in ONE process:
 #   prove on CUDA (cold, then warm, median of REPS), every proof checked with the pairing against public inputs
 #   computed without the circuit, and by `psagent verify` in a fresh process -> CPU proofs of the same C1 until
 #   CPU_S seconds are spent (fresh r, s each; all must verify).
@@ -8,6 +8,7 @@
 # Results: $OUT/e2e.log and $OUT/e2e.json.
 set -uo pipefail
 START=$SECONDS
+SIZE=${SIZE:-2KiB}
 TOTAL_S=${TOTAL_S:-540}
 OUTD=${OUT:-/tmp/psagent-out}
 W=/tmp/psagent-e2e
@@ -25,13 +26,13 @@ left() { echo $((TOTAL_S - (SECONDS - START))); }
 step() { echo "== $1 ($(($SECONDS - START)) s elapsed)"; }
 
 step seal
-psagent seal --registered-proof StackedDrg2KiBV1_1 --sector 1 --miner 1000 --ticket "$(printf '07%.0s' {1..32})" \
+psagent seal --registered-proof "StackedDrg${SIZE}V1_1" --sector 1 --miner 1000 --ticket "$(printf '07%.0s' {1..32})" \
     --random-piece --out "$W/sector" --no-progress || exit 1
 psagent c1 make "$W/sector" --seed "$(printf '09%.0s' {1..32})" --out "$W/c1.json" || exit 1
-step "params generate --sector-size 2KiB"
+step "params generate --sector-size $SIZE"
 t0=$SECONDS
 timeout $(( $(left) - 200 )) python3 -c 'import sys; from agent.cli import main; sys.argv[0] = "psagent"; main()' \
-    params generate --sector-size 2KiB --out "$W/params" || exit 1
+    params generate --sector-size "$SIZE" --out "$W/params" || exit 1
 echo "params generate: $((SECONDS - t0)) s"
 ls -la "$W/params"
 step "prove (one process: CUDA cold/warm, then CPU)"
