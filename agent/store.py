@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import ParamSpec, Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 import anyio
 
@@ -38,9 +38,11 @@ __all__ = [
     "TRANSITIONS",
     "Ask",
     "AskState",
+    "HostRow",
     "Payment",
     "RequestRow",
     "RequestState",
+    "SqlStore",
     "SqliteStore",
     "Store",
     "StoreError",
@@ -141,8 +143,34 @@ class Ask:
     updated_at: float
 
 
+@dataclass(frozen=True)
+class HostRow:
+    """One agent process of the fleet as its heartbeats left it (the ``hosts`` table)."""
+
+    owner: str  # the process's claim token (hostname-pid-random)
+    hostname: str
+    pid: int
+    capacity: int  # concurrent proofs it admits (its device slots)
+    devices: tuple[str, ...]
+    started_at: float
+    heartbeat_at: float
+    last_error: str | None
+    last_error_at: float | None
+    requester: bool  # it held the fleet's requester lock when it last took it
+    stopped_at: float | None  # a clean exit; None while running (or after a crash)
+    proving: int  # rows it holds in proving
+    leased: int  # queued/computed rows it holds while fetching/submitting
+    alive: bool  # running and heartbeating within the store's stale_after_s
+
+
 class Store(Protocol):
-    """What the agent's loops need from durable state. Every method is one transaction."""
+    """What the agent's loops need from durable state. Every method is one transaction.
+
+    Fleet members (one per agent process, PostgreSQL for many hosts) heartbeat every ``heartbeat_s``;
+    a member silent for ``stale_after_s`` is dead and :meth:`reap` re-queues its claims."""
+
+    heartbeat_s: float
+    stale_after_s: float
 
     def add_request(
         self,
@@ -167,18 +195,31 @@ class Store(Protocol):
         proof: bytes | None = None,
         pow: bool | None = None,
         job_id: str | None = None,
+        owner: str | None = None,
     ) -> RequestRow: ...
     def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow: ...
     def data(self, row_id: int) -> bytes: ...
     def note_submit_attempt(self, row_id: int) -> RequestRow: ...
     def claim(self, owner: str, src: RequestState = ..., dst: RequestState = ...) -> RequestRow | None: ...
+    def lease(self, owner: str, state: RequestState) -> RequestRow | None: ...
+    def release(self, row_id: int, owner: str) -> bool: ...
     def reset_orphans(self, live_owner: str) -> int: ...
+    def reap(self, live_owner: str) -> int: ...
+    def heartbeat(
+        self, owner: str, *, hostname: str, pid: int, capacity: int, devices: Sequence[str] = (),
+        last_error: str | None = None,
+    ) -> None: ...
+    def leave(self, owner: str) -> int: ...
+    def hosts(self) -> list[HostRow]: ...
+    def fleet_capacity(self) -> int: ...
+    def try_lead(self, owner: str) -> bool: ...
     def record_payment(self, payment: Payment) -> bool: ...
     def payments(self) -> list[Payment]: ...
     def record_ask(self, ask_id: int, price_attofil: int, created_at: float | None = None) -> None: ...
     def set_ask_state(self, ask_id: int, state: AskState) -> None: ...
     def asks(self, states: Sequence[AskState] | None = None) -> list[Ask]: ...
     def purge(self, *, submitted_before: float, failed_before: float) -> int: ...
+    def schema_version(self) -> int: ...
     def close(self) -> None: ...
 
 
@@ -224,15 +265,39 @@ _MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE requests ADD COLUMN submit_attempts INTEGER NOT NULL DEFAULT 0;
     """,
+    # 3: fleet members (one row per agent process: heartbeat, capacity, last error, requester flag)
+    """
+    CREATE TABLE hosts (
+        owner          TEXT PRIMARY KEY,
+        hostname       TEXT NOT NULL,
+        pid            INTEGER NOT NULL,
+        capacity       INTEGER NOT NULL,
+        devices        TEXT NOT NULL DEFAULT '',
+        started_at     REAL NOT NULL,
+        heartbeat_at   REAL NOT NULL,
+        last_error     TEXT,
+        last_error_at  REAL,
+        requester      INTEGER NOT NULL DEFAULT 0,
+        stopped_at     REAL
+    );
+    CREATE INDEX requests_owner ON requests(owner);
+    """,
 )
 
 _REQUEST_COLUMNS = (
     "row_id, service_id, request_cid, work_ask_id, proof_type, obtained_at, deadline, state, attempts, "
     "job_id, owner, last_error, proof, pow, updated_at, data IS NOT NULL, submit_attempts"
 )
+_HOST_COLUMNS = (
+    "h.owner, h.hostname, h.pid, h.capacity, h.devices, h.started_at, h.heartbeat_at, h.last_error, "
+    "h.last_error_at, h.requester, h.stopped_at, "
+    "(SELECT COUNT(*) FROM requests r WHERE r.owner = h.owner AND r.state = 'proving'), "
+    "(SELECT COUNT(*) FROM requests r WHERE r.owner = h.owner AND r.state != 'proving')"
+)
+_LEASABLE = frozenset({RequestState.QUEUED, RequestState.COMPUTED})
 
 
-def _row(r: tuple) -> RequestRow:
+def _row(r: Sequence[Any]) -> RequestRow:
     return RequestRow(
         row_id=r[0],
         service_id=r[1],
@@ -246,7 +311,7 @@ def _row(r: tuple) -> RequestRow:
         job_id=r[9],
         owner=r[10],
         last_error=r[11],
-        proof=r[12],
+        proof=None if r[12] is None else bytes(r[12]),
         pow=None if r[13] is None else bool(r[13]),
         updated_at=r[14],
         has_data=bool(r[15]),
@@ -254,62 +319,60 @@ def _row(r: tuple) -> RequestRow:
     )
 
 
-class SqliteStore:
-    """:class:`Store` on one SQLite file in WAL mode. Thread-safe (one connection behind a lock): the agent
-    calls it from worker threads (``anyio.to_thread``), so the event loop never waits on the disk."""
+class _Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
 
-    SCHEMA_VERSION = len(_MIGRATIONS)
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
-        self.path = str(path)
-        self._clock = clock
+
+class _Db(Protocol):
+    def execute(self, sql: str, params: Any = ..., /) -> _Cursor: ...
+
+
+class SqlStore:
+    """The queries both backends share, written once with ``?`` placeholders (the PostgreSQL backend
+    translates them). A backend provides the connection (:meth:`_tx`, :meth:`_read`), the row lock of a claim
+    (``_LOCK_ROWS``), its migrations, its clock for heartbeats and its requester election."""
+
+    _LOCK_ROWS = ""  # PostgreSQL: " FOR UPDATE SKIP LOCKED" (SQLite serialises writers: BEGIN IMMEDIATE)
+
+    def __init__(
+        self, *, clock: Callable[[], float] | None, heartbeat_s: float, stale_after_s: float
+    ) -> None:
+        if not 0 < heartbeat_s < stale_after_s:
+            raise StoreError(f"need 0 < heartbeat_s ({heartbeat_s}) < stale_after_s ({stale_after_s})")
+        self._clock = clock or time.time
+        self._fixed_clock = clock is not None
         self._lock = threading.RLock()
-        try:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")  # a voucher or a state change must survive power loss
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except sqlite3.Error as e:
-            raise StoreError(f"cannot open the store {self.path}: {e}") from e
+        self.heartbeat_s = heartbeat_s
+        self.stale_after_s = stale_after_s
 
-    # -- plumbing ---------------------------------------------------------------------------------------
+    # -- backend hooks ----------------------------------------------------------------------------------
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            else:
-                self._db.execute("COMMIT")
+    def _tx(self) -> Iterator[_Db]:  # pragma: no cover - each backend has its own
+        raise NotImplementedError
+        yield
 
-    def _migrate(self) -> None:
-        with self._tx() as db:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > self.SCHEMA_VERSION:
-                raise StoreError(
-                    f"the store {self.path} has schema version {version}, newer than this psagent knows "
-                    f"({self.SCHEMA_VERSION}): upgrade psagent"
-                )
-            for n in range(version, self.SCHEMA_VERSION):
-                for statement in _MIGRATIONS[n].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version = {n + 1}")
+    @contextmanager
+    def _read(self) -> Iterator[_Db]:  # pragma: no cover
+        raise NotImplementedError
+        yield
 
-    def schema_version(self) -> int:
-        with self._lock:
-            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+    def _fleet_now(self, db: _Db) -> float:
+        """The clock heartbeats are written and judged by (PostgreSQL: the server's, one for all hosts)."""
+        return self._clock()
 
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
+    def schema_version(self) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def try_lead(self, owner: str) -> bool:  # pragma: no cover
+        raise NotImplementedError
 
     # -- requests ---------------------------------------------------------------------------------------
 
@@ -325,9 +388,10 @@ class SqliteStore:
         """Insert a newly matched request; None when its request cid is already known (dedupe)."""
         now = self._clock()
         with self._tx() as db:
-            cur = db.execute(
+            r = db.execute(
                 "INSERT INTO requests (service_id, request_cid, work_ask_id, obtained_at, deadline, state, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(request_cid) DO NOTHING",
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(request_cid) DO NOTHING "
+                "RETURNING row_id",
                 (
                     service_id,
                     request_cid,
@@ -337,50 +401,49 @@ class SqliteStore:
                     RequestState.QUEUED.value,
                     now,
                 ),
-            )
-            if cur.rowcount == 0:
+            ).fetchone()
+            if r is None:
                 return None
-            row_id = cur.lastrowid
             db.execute(
                 "UPDATE asks SET state = ?, updated_at = ? WHERE ask_id = ? AND state = ?",
                 (AskState.MATCHED.value, now, work_ask_id, AskState.ACTIVE.value),
             )
-            return self._get(db, int(row_id))  # type: ignore[arg-type]
+            return self._get(db, int(r[0]))
 
-    def _get(self, db: sqlite3.Connection, row_id: int) -> RequestRow:
+    def _get(self, db: _Db, row_id: int) -> RequestRow:
         r = db.execute(f"SELECT {_REQUEST_COLUMNS} FROM requests WHERE row_id = ?", (row_id,)).fetchone()
         if r is None:
             raise StoreError(f"no request row {row_id}")
         return _row(r)
 
     def get(self, row_id: int) -> RequestRow:
-        with self._lock:
-            return self._get(self._db, row_id)
+        with self._read() as db:
+            return self._get(db, row_id)
 
     def by_cid(self, request_cid: str) -> RequestRow | None:
-        with self._lock:
-            r = self._db.execute(
+        with self._read() as db:
+            r = db.execute(
                 f"SELECT {_REQUEST_COLUMNS} FROM requests WHERE request_cid = ?", (request_cid,)
             ).fetchone()
         return None if r is None else _row(r)
 
     def list_requests(self, states: Sequence[RequestState] | None = None) -> list[RequestRow]:
-        with self._lock:
+        with self._read() as db:
             if states is None:
-                rows = self._db.execute(f"SELECT {_REQUEST_COLUMNS} FROM requests ORDER BY row_id").fetchall()
+                rows = db.execute(f"SELECT {_REQUEST_COLUMNS} FROM requests ORDER BY row_id").fetchall()
             else:
                 marks = ",".join("?" * len(states))
-                rows = self._db.execute(
+                rows = db.execute(
                     f"SELECT {_REQUEST_COLUMNS} FROM requests WHERE state IN ({marks}) ORDER BY row_id",
                     [s.value for s in states],
                 ).fetchall()
         return [_row(r) for r in rows]
 
     def counts(self) -> dict[RequestState, int]:
-        with self._lock:
-            rows = self._db.execute("SELECT state, COUNT(*) FROM requests GROUP BY state").fetchall()
+        with self._read() as db:
+            rows = db.execute("SELECT state, COUNT(*) FROM requests GROUP BY state").fetchall()
         out = dict.fromkeys(RequestState, 0)
-        out.update({RequestState(s): n for s, n in rows})
+        out.update({RequestState(s): int(n) for s, n in rows})
         return out
 
     def transition(
@@ -393,18 +456,21 @@ class SqliteStore:
         proof: bytes | None = None,
         pow: bool | None = None,
         job_id: str | None = None,
+        owner: str | None = None,
     ) -> RequestRow:
-        """Move a row from ``src`` to ``dst`` (compare-and-set: fails if the row is no longer in ``src``).
+        """Move a row from ``src`` to ``dst`` (compare-and-set: fails if the row is no longer in ``src``, or,
+        with ``owner``, no longer held by that owner: a claim re-queued from a member presumed dead is fenced
+        off, so its late result cannot overwrite the new claim's).
 
-        Entering a terminal state erases the request data; entering ``computed`` needs the proof; leaving
-        ``proving`` clears the owner. ``error`` is kept as last_error (None keeps the old one)."""
+        Entering a terminal state erases the request data; entering ``computed`` needs the proof; every change
+        drops the row's claim. ``error`` is kept as last_error (None keeps the old one)."""
         if dst not in TRANSITIONS[src]:
             raise TransitionError(f"{src.value} → {dst.value} is not a request state change")
         if dst is RequestState.COMPUTED and not proof:
             raise TransitionError("a request becomes computed only with its (verified) proof")
         now = self._clock()
         with self._tx() as db:
-            sets = ["state = ?", "updated_at = ?"]
+            sets = ["state = ?", "updated_at = ?", "owner = NULL"]
             args: list[object] = [dst.value, now]
             if error is not None:
                 sets.append("last_error = ?")
@@ -418,20 +484,25 @@ class SqliteStore:
             if job_id is not None:
                 sets.append("job_id = ?")
                 args.append(job_id)
-            if src is RequestState.PROVING or dst is RequestState.QUEUED:
-                sets.append("owner = NULL")
-            if dst in TERMINAL_STATES:
+            if dst in TERMINAL_STATES or dst is RequestState.QUEUED:
                 sets.append("data = NULL")
-            if dst is RequestState.QUEUED:
-                sets.append("data = NULL")
-            cur = db.execute(
-                f"UPDATE requests SET {', '.join(sets)} WHERE row_id = ? AND state = ?",
-                [*args, row_id, src.value],
-            )
+            where = "row_id = ? AND state = ?"
+            args += [row_id, src.value]
+            if owner is not None:
+                where += " AND owner = ?"
+                args.append(owner)
+            cur = db.execute(f"UPDATE requests SET {', '.join(sets)} WHERE {where}", args)
             if cur.rowcount != 1:
-                r = db.execute("SELECT state FROM requests WHERE row_id = ?", (row_id,)).fetchone()
-                where = "does not exist" if r is None else f"is {r[0]}"
-                raise TransitionError(f"request row {row_id} {where}, not {src.value}")
+                r = db.execute("SELECT state, owner FROM requests WHERE row_id = ?", (row_id,)).fetchone()
+                if r is None:
+                    where = "does not exist"
+                elif r[0] != src.value:
+                    where = f"is {r[0]}"
+                else:
+                    where = f"is held by {r[1] or 'nobody'}"
+                raise TransitionError(
+                    f"request row {row_id} {where}, not {src.value}{f' held by {owner}' if owner else ''}"
+                )
             return self._get(db, row_id)
 
     def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow:
@@ -439,7 +510,7 @@ class SqliteStore:
         now = self._clock()
         with self._tx() as db:
             cur = db.execute(
-                "UPDATE requests SET data = ?, proof_type = ?, state = ?, updated_at = ? "
+                "UPDATE requests SET data = ?, proof_type = ?, state = ?, updated_at = ?, owner = NULL "
                 "WHERE row_id = ? AND state = ?",
                 (data, proof_type, RequestState.FETCHED.value, now, row_id, RequestState.QUEUED.value),
             )
@@ -458,8 +529,8 @@ class SqliteStore:
             return self._get(db, row_id)
 
     def data(self, row_id: int) -> bytes:
-        with self._lock:
-            r = self._db.execute("SELECT data FROM requests WHERE row_id = ?", (row_id,)).fetchone()
+        with self._read() as db:
+            r = db.execute("SELECT data FROM requests WHERE row_id = ?", (row_id,)).fetchone()
         if r is None or r[0] is None:
             raise StoreError(f"request row {row_id} holds no data")
         return bytes(r[0])
@@ -467,14 +538,26 @@ class SqliteStore:
     def claim(
         self, owner: str, src: RequestState = RequestState.FETCHED, dst: RequestState = RequestState.PROVING
     ) -> RequestRow | None:
-        """Atomically take the oldest row in ``src`` for ``owner`` (moving it to ``dst``, counting an attempt
-        and giving it a job id unique per attempt); None when there is none."""
+        """Atomically take the oldest unheld row in ``src`` for ``owner`` (moving it to ``dst``, counting an
+        attempt and giving it a job id unique per attempt); None when there is none, or when ``owner`` is a
+        fleet member already proving as many rows as its registered capacity."""
         if dst not in TRANSITIONS[src]:
             raise TransitionError(f"{src.value} → {dst.value} is not a request state change")
         now = self._clock()
         with self._tx() as db:
+            if dst is RequestState.PROVING:
+                cap = db.execute("SELECT capacity FROM hosts WHERE owner = ?", (owner,)).fetchone()
+                if cap is not None:
+                    held = db.execute(
+                        "SELECT COUNT(*) FROM requests WHERE owner = ? AND state = ?",
+                        (owner, RequestState.PROVING.value),
+                    ).fetchone()[0]
+                    if held >= cap[0]:
+                        return None
             r = db.execute(
-                "SELECT row_id, attempts FROM requests WHERE state = ? ORDER BY row_id LIMIT 1", (src.value,)
+                "SELECT row_id, attempts FROM requests WHERE state = ? AND owner IS NULL ORDER BY row_id "
+                f"LIMIT 1{self._LOCK_ROWS}",
+                (src.value,),
             ).fetchone()
             if r is None:
                 return None
@@ -486,24 +569,77 @@ class SqliteStore:
             )
             return self._get(db, row_id)
 
-    def reset_orphans(self, live_owner: str) -> int:
-        """Re-queue work claimed by any owner other than ``live_owner`` (a dead process): proving → fetched
-        (the data is still there), fetched without data → queued. Returns the number of rows reset."""
-        now = self._clock()
+    def lease(self, owner: str, state: RequestState) -> RequestRow | None:
+        """Hold the oldest unheld row in ``state`` (queued: to fetch it; computed: to submit it) for ``owner``
+        without changing its state, so one member of the fleet works on it at a time. The next state change
+        (or :meth:`release`) drops the hold; None when every such row is held or there is none."""
+        if state not in _LEASABLE:
+            raise TransitionError(f"{state.value} rows are claimed with claim(), not leased")
         with self._tx() as db:
-            n = db.execute(
-                "UPDATE requests SET state = ?, owner = NULL, updated_at = ?, last_error = "
-                "COALESCE(last_error, 'orphan reset') WHERE state = ? AND (owner IS NULL OR owner != ?)",
-                (RequestState.FETCHED.value, now, RequestState.PROVING.value, live_owner),
-            ).rowcount
-            n += db.execute(
-                "UPDATE requests SET state = ?, updated_at = ? WHERE state = ? AND data IS NULL",
-                (RequestState.QUEUED.value, now, RequestState.FETCHED.value),
-            ).rowcount
-            return int(n)
+            r = db.execute(
+                "SELECT row_id FROM requests WHERE state = ? AND owner IS NULL ORDER BY row_id "
+                f"LIMIT 1{self._LOCK_ROWS}",
+                (state.value,),
+            ).fetchone()
+            if r is None:
+                return None
+            db.execute(
+                "UPDATE requests SET owner = ?, updated_at = ? WHERE row_id = ?", (owner, self._clock(), r[0])
+            )
+            return self._get(db, int(r[0]))
+
+    def release(self, row_id: int, owner: str) -> bool:
+        """Give back a lease (a fetch or submit that will be retried later); False if ``owner`` held none."""
+        with self._tx() as db:
+            cur = db.execute(
+                "UPDATE requests SET owner = NULL WHERE row_id = ? AND owner = ? AND state != ?",
+                (row_id, owner, RequestState.PROVING.value),
+            )
+            return cur.rowcount == 1
+
+    def _requeue(self, db: _Db, who: str, args: Sequence[object]) -> int:
+        """Re-queue the claims of the owners selected by the SQL condition ``who`` (on column ``owner``):
+        proving → fetched (the data is still in the row), leases dropped, fetched without data → queued."""
+        now = self._clock()
+        n = db.execute(
+            "UPDATE requests SET state = ?, owner = NULL, updated_at = ?, "
+            "last_error = 'orphan reset (' || COALESCE(owner, 'no owner') || ')' "
+            f"WHERE state = ? AND ({who})",
+            (RequestState.FETCHED.value, now, RequestState.PROVING.value, *args),
+        ).rowcount
+        db.execute(
+            f"UPDATE requests SET owner = NULL WHERE owner IS NOT NULL AND state != ? AND ({who})",
+            (RequestState.PROVING.value, *args),
+        )
+        n += db.execute(
+            "UPDATE requests SET state = ?, updated_at = ? WHERE state = ? AND data IS NULL",
+            (RequestState.QUEUED.value, now, RequestState.FETCHED.value),
+        ).rowcount
+        return int(n)
+
+    def reset_orphans(self, live_owner: str) -> int:
+        """At start: re-queue work claimed by any owner other than ``live_owner`` (one agent per SQLite file,
+        so every other owner is a dead process). Returns the number of rows reset. The PostgreSQL store,
+        shared by live members, re-queues only the claims of members that stopped heartbeating."""
+        with self._tx() as db:
+            return self._requeue(db, "owner IS NULL OR owner != ?", (live_owner,))
+
+    def reap(self, live_owner: str) -> int:
+        """Re-queue the claims of every owner but ``live_owner`` that is not a live fleet member (no hosts
+        row, stopped, or silent for ``stale_after_s``): nothing a dead member held is lost, and nothing a live
+        member holds is taken from it."""
+        with self._tx() as db:
+            now = self._fleet_now(db)
+            return self._requeue(
+                db,
+                "owner IS NULL OR (owner != ? AND owner NOT IN (SELECT owner FROM hosts WHERE "
+                "stopped_at IS NULL AND heartbeat_at >= ?))",
+                (live_owner, now - self.stale_after_s),
+            )
 
     def purge(self, *, submitted_before: float, failed_before: float) -> int:
-        """Delete ended rows older than the retention limits (submitted/gone, failed)."""
+        """Delete ended rows older than the retention limits (submitted/gone, failed), and members gone
+        longer than the failed rows' retention."""
         with self._tx() as db:
             n = db.execute(
                 "DELETE FROM requests WHERE (state IN (?, ?) AND updated_at < ?) "
@@ -516,7 +652,98 @@ class SqliteStore:
                     failed_before,
                 ),
             ).rowcount
+            db.execute("DELETE FROM hosts WHERE heartbeat_at < ?", (failed_before,))
             return int(n)
+
+    # -- fleet ------------------------------------------------------------------------------------------
+
+    def heartbeat(
+        self,
+        owner: str,
+        *,
+        hostname: str,
+        pid: int,
+        capacity: int,
+        devices: Sequence[str] = (),
+        last_error: str | None = None,
+    ) -> None:
+        """Register or refresh this member: alive now, with its capacity, devices and last error (None keeps
+        the previous one)."""
+        with self._tx() as db:
+            now = self._fleet_now(db)
+            db.execute(
+                "INSERT INTO hosts (owner, hostname, pid, capacity, devices, started_at, heartbeat_at, "
+                "last_error, last_error_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(owner) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, "
+                "capacity = excluded.capacity, "
+                "devices = excluded.devices, stopped_at = NULL, "
+                "last_error = COALESCE(excluded.last_error, hosts.last_error), "
+                "last_error_at = COALESCE(excluded.last_error_at, hosts.last_error_at)",
+                (
+                    owner,
+                    hostname,
+                    pid,
+                    capacity,
+                    "\n".join(devices),
+                    now,
+                    now,
+                    last_error,
+                    None if last_error is None else now,
+                ),
+            )
+
+    def leave(self, owner: str) -> int:
+        """A clean exit: mark the member stopped and hand back whatever it still holds (re-queued)."""
+        with self._tx() as db:
+            now = self._fleet_now(db)
+            db.execute(
+                "UPDATE hosts SET stopped_at = ?, requester = 0 WHERE owner = ?", (now, owner)
+            )
+            return self._requeue(db, "owner = ?", (owner,))
+
+    def hosts(self) -> list[HostRow]:
+        with self._read() as db:
+            now = self._fleet_now(db)
+            rows = db.execute(
+                f"SELECT {_HOST_COLUMNS} FROM hosts h ORDER BY h.hostname, h.started_at"
+            ).fetchall()
+        return [
+            HostRow(
+                owner=r[0],
+                hostname=r[1],
+                pid=int(r[2]),
+                capacity=int(r[3]),
+                devices=tuple(d for d in r[4].split("\n") if d),
+                started_at=r[5],
+                heartbeat_at=r[6],
+                last_error=r[7],
+                last_error_at=r[8],
+                requester=bool(r[9]),
+                stopped_at=r[10],
+                proving=int(r[11]),
+                leased=int(r[12]),
+                alive=r[10] is None and r[6] >= now - self.stale_after_s,
+            )
+            for r in rows
+        ]
+
+    def fleet_capacity(self) -> int:
+        """Concurrent proofs the live members admit together (what the request loop sizes its asks by)."""
+        with self._read() as db:
+            now = self._fleet_now(db)
+            r = db.execute(
+                "SELECT COALESCE(SUM(capacity), 0) FROM hosts WHERE stopped_at IS NULL AND heartbeat_at >= ?",
+                (now - self.stale_after_s,),
+            ).fetchone()
+        return int(r[0])
+
+    def _mark_requester(self, owner: str) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE hosts SET requester = CASE WHEN owner = ? THEN 1 ELSE 0 END "
+                "WHERE requester != CASE WHEN owner = ? THEN 1 ELSE 0 END",
+                (owner, owner),
+            )
 
     # -- payments ---------------------------------------------------------------------------------------
 
@@ -552,8 +779,8 @@ class SqliteStore:
             return True
 
     def payments(self) -> list[Payment]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._read() as db:
+            rows = db.execute(
                 "SELECT nonce, amount, cumulative_amount, signature, request_cid, received_at FROM payments "
                 "ORDER BY nonce"
             ).fetchall()
@@ -584,18 +811,98 @@ class SqliteStore:
             )
 
     def asks(self, states: Sequence[AskState] | None = None) -> list[Ask]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._read() as db:
+            rows = db.execute(
                 "SELECT ask_id, price_attofil, created_at, state, updated_at FROM asks ORDER BY ask_id"
             ).fetchall()
         out = [Ask(r[0], int(r[1]), r[2], AskState(r[3]), r[4]) for r in rows]
         return out if states is None else [a for a in out if a.state in states]
 
 
-def open_store(url: str) -> SqliteStore:
-    """The store named by a config URL (``sqlite:///PATH``). PostgreSQL is the fleet issue's."""
+class SqliteStore(SqlStore):
+    """:class:`Store` on one SQLite file in WAL mode, for one agent process. Thread-safe (one connection
+    behind a lock): the agent calls it from worker threads (``anyio.to_thread``), so the event loop never
+    waits on the disk. The only agent is always the requester."""
+
+    SCHEMA_VERSION = len(_MIGRATIONS)
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], float] | None = None,
+        heartbeat_s: float = 5.0,
+        stale_after_s: float = 30.0,
+    ) -> None:
+        super().__init__(clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s)
+        self.path = str(path)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")  # a voucher or a state change must survive power loss
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open the store {self.path}: {e}") from e
+
+    @contextmanager
+    def _tx(self) -> Iterator[_Db]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            else:
+                self._db.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[_Db]:
+        with self._lock:
+            yield self._db
+
+    def _migrate(self) -> None:
+        with self._tx() as db:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > self.SCHEMA_VERSION:
+                raise StoreError(
+                    f"the store {self.path} has schema version {version}, newer than this psagent knows "
+                    f"({self.SCHEMA_VERSION}): upgrade psagent"
+                )
+            for n in range(version, self.SCHEMA_VERSION):
+                for statement in _MIGRATIONS[n].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {n + 1}")
+
+    def schema_version(self) -> int:
+        with self._lock:
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def try_lead(self, owner: str) -> bool:
+        """One agent per file: it is the requester."""
+        self._mark_requester(owner)
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def open_store(url: str, **options: Any) -> SqlStore:
+    """The store named by a config URL: ``sqlite:///PATH`` or ``postgresql://…`` (needs psagent[postgres]).
+    ``options`` (heartbeat_s, stale_after_s, clock) go to the backend."""
     if url.startswith("sqlite:///"):
-        return SqliteStore(url[len("sqlite:///") :])  # sqlite:////abs/path → /abs/path
+        return SqliteStore(url[len("sqlite:///") :], **options)  # sqlite:////abs/path → /abs/path
     if url.startswith(("postgresql://", "postgres://")):
-        raise StoreError("the PostgreSQL store is not built yet: use sqlite:///PATH")
-    raise StoreError(f"unknown store URL {url!r}: use sqlite:///PATH")
+        try:
+            from agent.store_pg import PgStore
+        except ImportError as e:  # psycopg is the optional extra
+            raise StoreError(
+                f"the PostgreSQL store needs psycopg: pip install 'psagent[postgres]' ({e})"
+            ) from e
+        return PgStore(url, **options)
+    raise StoreError(f"unknown store URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB")

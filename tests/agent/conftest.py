@@ -19,3 +19,25 @@ def challenge_pool(tmp_path_factory: pytest.TempPathFactory) -> object:
     from market.mock.pool import ChallengePool
 
     return ChallengePool.open(tmp_path_factory.mktemp("pool"))
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> object:
+    """A PostgreSQL server for the session (tests/agent/_pgcluster.py): a throwaway cluster, or
+    PSAGENT_TEST_PG_URL. Its ``url`` is None (and ``reason`` says why) when none can be started."""
+    from _pgcluster import pg_server as server
+
+    with server() as s:
+        if s.url is None:
+            import sys
+
+            print(f"\n*** PostgreSQL tests SKIP: {s.reason} ***", file=sys.__stderr__, flush=True)
+        yield s
+
+
+@pytest.fixture
+def pg_url(pg_server: object) -> str:
+    """A fresh empty database on the session's PostgreSQL server; skips (loudly) when there is none."""
+    if pg_server.url is None:  # type: ignore[attr-defined]
+        pytest.skip(f"NO POSTGRESQL SERVER: {pg_server.reason}")  # type: ignore[attr-defined]
+    return pg_server.database()  # type: ignore[attr-defined,no-any-return]
