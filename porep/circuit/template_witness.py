@@ -187,3 +187,140 @@ def solve_small(p: Program, inputs: np.ndarray, free: np.ndarray) -> tuple[np.nd
         p.idx[1], t.coeff[1], p.ptr[2], p.idx[2], t.coeff[2], signed, min_chunk=1,
     )
     return np.ascontiguousarray(vals[:, 1 + t.n_inputs :]), unsolved
+
+
+# ---------------------------------------------------------------------- bit programs (truth tables)
+
+
+@dataclass(frozen=True)
+class BitProgram:
+    """A bit-valued template (SHA-256's rows) compiled to table lookups: op m sets value ``dst[m]`` to
+    ``table[m, x]`` where x packs the values of ``src[m, 0..3]`` (bit j of x = value of src[m, j]). Every
+    solvable row has at most 4 variables besides ONE and the one it defines, so its row — whatever its
+    coefficients (xor, and, nor, ch, maj, …) — is a function of those 4 bits, tabulated once. ``free`` are
+    the value indices the caller fills (allocation order); ``last`` is the value index of the one defining
+    row left to the caller (a final packing), or −1. Value index 0 is ONE, 1..n_inputs the inputs."""
+
+    n_inputs: int
+    n_aux: int
+    free: np.ndarray  # int32[F]
+    dst: np.ndarray  # int32[M]
+    src: np.ndarray  # int32[M, 4]
+    table: np.ndarray  # uint8[M, 16]
+    last: int
+
+
+def bit_program(p: Program, inputs_read: bool = True) -> BitProgram:
+    """Compile ``p`` (a template whose variables are bits, apart from at most one final defining row with
+    large coefficients) to a ``BitProgram``. ``inputs_read=False`` asserts no solved row reads an input
+    (the tree-D node: its inputs are field elements, only read by the unpacking checks)."""
+    t = p.template
+    n_vals = 1 + t.n_inputs + t.n_aux
+    signed = np.asarray([_signed(c) if abs(_signed(c)) < SMALL else 0 for c in t.coeffs], dtype=np.int64)
+    big = np.asarray([abs(_signed(c)) >= SMALL for c in t.coeffs], dtype=bool)
+    row_of = tuple(np.repeat(np.arange(t.rows, dtype=np.int64), t.lens[k]) for k in range(3))
+    big_row = np.zeros(t.rows, dtype=bool)
+    for k in range(3):
+        big_row[row_of[k][big[t.coeff[k]]]] = True
+    rows_def = np.flatnonzero(p.defines >= 0)
+    unit = np.asarray([c in (1, -1) for c in p.def_coeff.tolist()], dtype=bool)
+    ok = unit & ~big_row[rows_def]
+    left = rows_def[~ok]
+    if len(left) > 1:
+        raise ValueError(f"{len(left)} defining rows are not bit rows")
+    last = int(p.defines[left[0]]) if len(left) else -1
+    if last not in (-1, n_vals - 1):
+        raise ValueError("the row left to the caller must define the last aux")
+    if last >= 0 and any((p.idx[k][p.ptr[k][left[0] + 1] :] == last).any() for k in range(3)):
+        raise ValueError(f"row {left[0]} defines a large value that later rows read")
+    rows = rows_def[ok]
+    m_of = np.full(t.rows, -1, dtype=np.int64)
+    m_of[rows] = np.arange(len(rows))
+    dst = p.defines[rows]
+    dsign = np.asarray(p.def_coeff[ok].tolist(), dtype=np.int64)
+    # every entry of a solvable row: (op, variable, coefficient, matrix); the defined variable's C entry
+    # and ONE's entries are handled apart
+    ops, vs, cs, ks = [], [], [], []
+    for k in range(3):
+        m = m_of[row_of[k]]
+        sel = m >= 0
+        ops.append(m[sel])
+        vs.append(p.idx[k][sel])
+        cs.append(signed[t.coeff[k][sel]])
+        ks.append(np.full(int(sel.sum()), k))
+    op, var, coef, mat = (np.concatenate(x) for x in (ops, vs, cs, ks))
+    keep = ~((mat == 2) & (var == dst[op]))
+    op, var, coef, mat = op[keep], var[keep], coef[keep], mat[keep]
+    if ((mat < 2) & (var == dst[op])).any():
+        raise AssertionError("a defined variable read by its own row's A or B")
+    operand = var != 0
+    keys = np.unique(op[operand] * n_vals + var[operand])
+    op_u, var_u = keys // n_vals, keys % n_vals
+    pos_u = np.arange(len(keys)) - np.searchsorted(op_u, op_u, side="left")
+    if len(pos_u) and pos_u.max() >= 4:
+        raise ValueError("a bit row reads more than 4 variables")
+    if not inputs_read and ((var_u >= 1) & (var_u <= t.n_inputs)).any():
+        raise ValueError("a solved row reads an input")
+    src = np.zeros((len(rows), 4), dtype=np.int32)
+    src[op_u, pos_u] = var_u
+    pos = np.full(len(op), 4)
+    pos[operand] = pos_u[np.searchsorted(keys, op[operand] * n_vals + var[operand])]
+    coeffs = np.zeros((3, len(rows), 5), dtype=np.int64)
+    np.add.at(coeffs, (mat, op, pos), coef)
+    table = np.zeros((len(rows), 16), dtype=np.int64)
+    for x in range(16):
+        v = np.asarray([(x >> j) & 1 for j in range(4)] + [1], dtype=np.int64)
+        a, b, c = (coeffs[k] @ v for k in range(3))
+        table[:, x] = (a * b - c) * dsign
+    return BitProgram(
+        n_inputs=t.n_inputs,
+        n_aux=t.n_aux,
+        free=np.asarray([1 + t.n_inputs + f for f in p.free], dtype=np.int32),
+        dst=dst.astype(np.int32),
+        src=src,
+        table=(table & 0xFF).astype(np.uint8),
+        last=last,
+    )
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _run_bits(lo, hi, inputs, free, free_idx, dst, src, table, n_vals, out, rows, n_write):
+    vals = np.zeros(n_vals, np.uint8)
+    n_in = inputs.shape[1]
+    first_own = 1 + n_in
+    for i in range(lo, hi):
+        vals[0] = 1
+        for j in range(n_in):
+            vals[1 + j] = inputs[i, j]
+        for f in range(free_idx.shape[0]):
+            vals[free_idx[f]] = free[i, f]
+        for m in range(dst.shape[0]):
+            x = vals[src[m, 0]] | (vals[src[m, 1]] << 1) | (vals[src[m, 2]] << 2) | (vals[src[m, 3]] << 3)
+            vals[dst[m]] = table[m, x]
+        r0 = rows[i]
+        for j in range(n_write):
+            out[r0 + j, 0] = vals[first_own + j]
+            for limb in range(1, 8):
+                out[r0 + j, limb] = 0
+
+
+def solve_bits(
+    bp: BitProgram, inputs: np.ndarray, free: np.ndarray, out: np.ndarray, rows: np.ndarray
+) -> None:
+    """Write N instances' own aux as canonical Fr rows: instance i's aux j goes to ``out[rows[i] + j]``
+    (uint32[·, 8]); ``inputs`` uint8[N, n_inputs] and ``free`` uint8[N, F] are bits. The aux of
+    ``bp.last`` (the last one) is not written: the caller has its value."""
+    n = inputs.shape[0]
+    if inputs.shape != (n, bp.n_inputs) or free.shape != (n, len(bp.free)):
+        raise ValueError(f"inputs [N, {bp.n_inputs}] and free [N, {len(bp.free)}] expected")
+    if out.dtype != np.uint32 or out.ndim != 2 or out.shape[1] != 8:
+        raise ValueError("out must be uint32[rows, 8]")
+    n_write = bp.n_aux - (bp.last >= 0)
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) != n or (n and (rows.min() < 0 or rows.max() + n_write > out.shape[0])):
+        raise ValueError("rows outside out")
+    parallel_for(
+        _run_bits, n, np.ascontiguousarray(inputs, dtype=np.uint8),
+        np.ascontiguousarray(free, dtype=np.uint8), bp.free,
+        bp.dst, bp.src, bp.table, 1 + bp.n_inputs + bp.n_aux, out, rows, n_write, min_chunk=1,
+    )
