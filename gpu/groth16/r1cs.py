@@ -7,6 +7,9 @@ constraints; bellperson then appends one input constraint per input, ``x_i * 0 =
 so that the IC query is fully dense: ``evaluate`` appends those rows too, and ``num_constraints_total`` counts
 them.
 Coefficients are canonical Fr limbs ((nnz, 8) uint32); a Montgomery copy is made once for evaluation.
+A matrix may instead be a ``CompactCSR``: per entry an index into a small table of distinct coefficients
+(a circuit has few: ~1,500 in a PoRep partition), 6 bytes per entry instead of 36, so a 32GiB PoRep partition
+(722 M entries) takes ~7.5 GB instead of ~26 GB; ``R1CS`` evaluates either form with the same results.
 """
 
 from __future__ import annotations
@@ -76,6 +79,95 @@ class CSR:
         return CSR(ptr, cols, vals)
 
 
+@dataclass
+class CompactCSR:
+    """One constraint matrix with interned coefficients: row_ptr (m+1,) int64, cols (nnz,) uint32 unified
+    indices, coeff (nnz,) unsigned index into ``table`` ((k, 8) canonical limbs, distinct values)."""
+
+    row_ptr: np.ndarray
+    cols: np.ndarray
+    coeff: np.ndarray
+    table: np.ndarray
+    _mont_table: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.cols.shape[0])
+
+    @property
+    def vals(self) -> np.ndarray:
+        """The (nnz, 8) canonical coefficients, materialised (32 B per entry: small circuits, tests)."""
+        return self.table[self.coeff]
+
+    def mont_table(self) -> np.ndarray:
+        if self._mont_table is None:
+            t = np.ascontiguousarray(self.table, dtype=np.uint32)
+            self._mont_table = fr_to_mont(t) if len(t) else t.copy()
+        return self._mont_table
+
+    def mont_vals(self) -> np.ndarray:
+        return self.mont_table()[self.coeff]
+
+    def one_index(self) -> int:
+        """The table row holding 1 (entries multiplied by it are plain additions), or -1."""
+        one = np.zeros(8, dtype=np.uint32)
+        one[0] = 1
+        hit = np.flatnonzero((self.table == one).all(axis=1))
+        return int(hit[0]) if len(hit) else -1
+
+    @staticmethod
+    def from_csr(csr: CSR) -> CompactCSR:
+        """Intern a CSR's coefficients (the smallest unsigned index type that fits the table)."""
+        table, inv = np.unique(np.ascontiguousarray(csr.vals), axis=0, return_inverse=True)
+        return CompactCSR(csr.row_ptr, csr.cols, inv.reshape(-1).astype(index_dtype(len(table))), table)
+
+    def to_csr(self) -> CSR:
+        return CSR(self.row_ptr, self.cols, np.ascontiguousarray(self.vals))
+
+
+def index_dtype(k: int) -> type[np.unsignedinteger]:
+    """The smallest unsigned dtype that indexes a table of ``k`` coefficients."""
+    return np.uint8 if k <= 1 << 8 else np.uint16 if k <= 1 << 16 else np.uint32
+
+
+Matrix = CSR | CompactCSR
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _spmv_idx_n(lo, hi, ptr, cols, coeff, table, one, w, out):
+    # as _spmv_n with vals[e] = table[coeff[e]]; entries with coefficient 1 are plain additions
+    for i in range(lo, hi):
+        acc = fr_zero()
+        for e in range(ptr[i], ptr[i + 1]):
+            k = coeff[e]
+            if k == one:
+                acc = fr_add(acc, fr_load(w, cols[e]))
+            else:
+                acc = fr_add(acc, fr_mul(fr_load(table, k), fr_load(w, cols[e])))
+        fr_store(out, i, acc)
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _column_sums_idx_n(lo, hi, ptr, cols, coeff, table, lag, out):
+    for i in range(lo, hi):
+        li = fr_load(lag, i)
+        for e in range(ptr[i], ptr[i + 1]):
+            c = cols[e]
+            fr_store(out, c, fr_add(fr_load(out, c), fr_mul(fr_load(table, coeff[e]), li)))
+
+
+def spmv(mat: Matrix, wm: np.ndarray, out: np.ndarray) -> None:
+    """out[:m] = mat . wm (Montgomery witness), rows in parallel, for either matrix form."""
+    m = mat.row_ptr.shape[0] - 1
+    if isinstance(mat, CompactCSR):
+        parallel_for(
+            _spmv_idx_n, m, mat.row_ptr, mat.cols, mat.coeff, mat.mont_table(), mat.one_index(), wm, out,
+            min_chunk=1024,
+        )
+    else:
+        parallel_for(_spmv_n, m, mat.row_ptr, mat.cols, mat.mont_vals(), wm, out, min_chunk=1024)
+
+
 @njit(nogil=True, cache=cache_enabled())
 def _spmv_n(lo, hi, ptr, cols, vals, w, out):
     for i in range(lo, hi):
@@ -102,9 +194,9 @@ class R1CS:
 
     num_inputs: int
     num_aux: int
-    a: CSR
-    b: CSR
-    c: CSR
+    a: Matrix
+    b: Matrix
+    c: Matrix
 
     def __post_init__(self) -> None:
         m = self.num_constraints
@@ -114,7 +206,14 @@ class R1CS:
         for name, mat in (("A", self.a), ("B", self.b), ("C", self.c)):
             if mat.row_ptr.shape != (m + 1,) or mat.row_ptr[0] != 0 or mat.row_ptr[-1] != mat.nnz:
                 raise ValueError(f"{name}: row_ptr does not describe {m} rows of {mat.nnz} entries")
-            if mat.vals.shape != (mat.nnz, 8) or mat.vals.dtype != np.uint32:
+            if isinstance(mat, CompactCSR):
+                t = mat.table
+                bad_table = t.ndim != 2 or t.shape[1:] != (8,) or t.dtype != np.uint32
+                if mat.coeff.shape != (mat.nnz,) or bad_table:
+                    raise ValueError(f"{name}: coeff must be ({mat.nnz},) indices into a (k, 8) uint32 table")
+                if mat.nnz and int(mat.coeff.max()) >= t.shape[0]:
+                    raise ValueError(f"{name}: coefficient index {int(mat.coeff.max())} >= {t.shape[0]}")
+            elif mat.vals.shape != (mat.nnz, 8) or mat.vals.dtype != np.uint32:
                 raise ValueError(f"{name}: vals must be ({mat.nnz}, 8) uint32")
             if mat.nnz and int(mat.cols.max()) >= nvars:
                 raise ValueError(f"{name}: column {int(mat.cols.max())} >= {nvars} variables")
@@ -140,7 +239,7 @@ class R1CS:
     # -------------------------------------------------------------- density (cuzk PCE: a_aux, b_input, b_aux)
 
     def density(self) -> Density:
-        def used(mat: CSR) -> np.ndarray:
+        def used(mat: Matrix) -> np.ndarray:
             u = np.zeros(self.num_vars, dtype=bool)
             u[mat.cols] = True
             return u
@@ -171,7 +270,7 @@ class R1CS:
         for j, mat in enumerate((self.a, self.b, self.c)):
             out_j = out[j] if out is not None else np.empty((m + k, 8), dtype=np.uint32)
             out_j[m:] = 0
-            parallel_for(_spmv_n, m, mat.row_ptr, mat.cols, mat.mont_vals(), wm, out_j, min_chunk=1024)
+            spmv(mat, wm, out_j)
             outs.append(out_j)
         outs[0][m:] = wm[:k]
         return outs[0], outs[1], outs[2]
@@ -203,12 +302,25 @@ class R1CS:
         outs = []
         for mat in (self.a, self.b, self.c):
             out = np.zeros((self.num_vars, 8), dtype=np.uint32)
-            _column_sums_n(0, m, mat.row_ptr, mat.cols, mat.mont_vals(), lagrange, out)
+            if isinstance(mat, CompactCSR):
+                _column_sums_idx_n(0, m, mat.row_ptr, mat.cols, mat.coeff, mat.mont_table(), lagrange, out)
+            else:
+                _column_sums_n(0, m, mat.row_ptr, mat.cols, mat.mont_vals(), lagrange, out)
             outs.append(out)
         from gpu.arith.fields import fr_add_batch
 
         outs[0][:k] = fr_add_batch(outs[0][:k], np.ascontiguousarray(lagrange[m : m + k]))
         return outs[0], outs[1], outs[2]
+
+    def compact(self) -> R1CS:
+        """The same system with interned coefficients (``CompactCSR``)."""
+        mats = [m if isinstance(m, CompactCSR) else CompactCSR.from_csr(m) for m in (self.a, self.b, self.c)]
+        return R1CS(self.num_inputs, self.num_aux, *mats)
+
+    def expanded(self) -> R1CS:
+        """The same system with plain ``CSR`` matrices (32 B per coefficient)."""
+        mats = [m.to_csr() if isinstance(m, CompactCSR) else m for m in (self.a, self.b, self.c)]
+        return R1CS(self.num_inputs, self.num_aux, *mats)
 
     # -------------------------------------------------------------- on-disk cache
 

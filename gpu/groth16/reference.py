@@ -17,7 +17,7 @@ from gpu.arith.fields import fr_to_ints
 from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.curves import G1, G2
 from gpu.groth16.params import Parameters, VerifyingKey
-from gpu.groth16.r1cs import CSR, R1CS
+from gpu.groth16.r1cs import R1CS, Matrix
 
 G1_GEN = bytes.fromhex(
     "97f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb"
@@ -44,7 +44,7 @@ def _inv(x: int) -> int:
     return pow(x % R, R - 2, R)
 
 
-def _rows(mat: CSR) -> list[list[tuple[int, int]]]:
+def _rows(mat: Matrix) -> list[list[tuple[int, int]]]:
     vals = fr_to_ints(np.ascontiguousarray(mat.vals)) if mat.nnz else []
     ptr = mat.row_ptr
     return [
