@@ -5,7 +5,8 @@ Why a module of its own: every prover path (``psagent prove``, ``bench e2e``, th
 questions and nothing else of the circuit, so the pre-compiled circuit (PCE, ``porep.circuit.pce``) and the
 vectorised witness (``porep.circuit.witness``) replace the row-by-row synthesis here, behind one seam.
 The R1CS comes from the PCE (header + one challenge recorded, tiled over the challenges; cached on disk when
-the caller passes its cache directory); the assignment from the vectorised witness (``porep.circuit.witness``).
+the caller passes its cache directory); the assignment from the vectorised witness
+(``porep.circuit.witness``).
 """
 
 from __future__ import annotations
