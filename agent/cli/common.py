@@ -145,8 +145,8 @@ def _source_digest() -> str:
 
 
 def kernel_cache_dir() -> Path:
-    """:func:`agent.config.cache_dir` / ``numba/<version>-<source hash>-ptx<0|1>``: one directory per package
-    version, source and PTX setting."""
+    """:func:`agent.config.cache_dir` / ``numba/<version>-<source hash>-ptx<0|1>[-cios]``: one directory per
+    package version, source and PTX setting (PSAGENT_PTX, PSAGENT_PTX_MUL)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -154,6 +154,8 @@ def kernel_cache_dir() -> Path:
     except PackageNotFoundError:
         ver = "0"
     ptx = "0" if os.environ.get("PSAGENT_PTX", "1") == "0" else "1"
+    if ptx == "1" and os.environ.get("PSAGENT_PTX_MUL", "evenodd") != "evenodd":
+        ptx += "-" + os.environ["PSAGENT_PTX_MUL"]
     return cache_dir() / "numba" / f"{ver}-{_source_digest()}-ptx{ptx}"
 
 

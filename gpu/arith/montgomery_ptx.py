@@ -27,6 +27,15 @@ def enabled() -> bool:
     return os.environ.get("PSAGENT_PTX", "1") != "0"
 
 
+def variant() -> str:
+    """Which PTX product the kernels use: ``evenodd`` (default) or ``cios`` (PSAGENT_PTX_MUL=cios), for A/B
+    timings on the device."""
+    v = os.environ.get("PSAGENT_PTX_MUL", "evenodd")
+    if v not in ("evenodd", "cios"):
+        raise ValueError(f"PSAGENT_PTX_MUL={v!r}: expected evenodd or cios")
+    return v
+
+
 def limbs_of(value: int, n: int) -> list[int]:
     return [(value >> (32 * i)) & 0xFFFFFFFF for i in range(n)]
 
@@ -76,13 +85,82 @@ def montgomery_ptx(modulus: int, n: int, inv: int) -> str:
     return "\n".join(lines)
 
 
+def montgomery_ptx_evenodd(modulus: int, n: int, inv: int) -> str:
+    """The same product with the running sum split by limb parity, so that the low and high halves of one
+    32x32 product land in adjacent words of ONE carry chain (ptxas can issue them as one wide multiply-add)
+    and the even and odd chains are independent of each other (instruction-level parallelism).
+
+    Why: the row-wise CIOS above computes every product twice (its low half in one chain, its high half in
+    another), ~4n^2 multiplies; here each product feeds one lo/hi pair of the same chain. State between rows:
+    ``T = X + Y*2^32`` with X at word offset 0 and Y at offset 1. A row adds a_even*b_i into X and a_odd*b_i
+    into Y (Y's words also shifted down by two, with the word that falls off X folded into X[0]), picks
+    ``m = X[0]*inv`` and adds p_even*m, p_odd*m the same way; X[0] becomes 0, and dividing by 2^32 swaps the
+    roles (Y is now at offset 0, X beyond its first word at offset 1). ``n`` must be even; the bounds
+    (T < 2p, 2p·2^33 < 2^(32(n+1))) keep every carry out of the top word zero.
+    """
+    if n % 2:
+        raise ValueError("the even/odd split needs an even number of limbs")
+    p = limbs_of(modulus, n)
+    pk = [f"0x{v:08x}" for v in p]
+    a = [f"${n + j}" for j in range(n)]
+    b = [f"${2 * n + j}" for j in range(n)]
+    out = [f"${j}" for j in range(n)]
+    x = [f"e{j}" for j in range(n)]
+    y = [f"o{j}" for j in range(n)]
+    lines = ["{", f".reg .u32 e<{n}>, o<{n}>, t<{n}>, s<{n}>, m, z, br;", ".reg .pred nb;", "mov.u32 z, 0;"]
+
+    def chain(acc: list[str], src: list[str], mul: str, parity: int, shift: bool, carry_in: bool) -> None:
+        """acc += the products src[j]*mul of limbs j of this parity, product j at acc words j - parity and
+        j - parity + 1; with ``shift`` the old acc is read two words up (acc = acc >> 64 + products). The
+        even chain's carry out is kept for the caller (it belongs to the odd accumulator's top word); the odd
+        chain's is zero by the bounds."""
+        for k in range(0, n, 2):
+            j = k + parity
+            lo_in = (acc[k + 2] if k + 2 < n else "z") if shift else acc[k]
+            hi_in = (acc[k + 3] if k + 3 < n else "z") if shift else acc[k + 1]
+            op = "madc" if (k > 0 or carry_in) else "mad"
+            lines.append(f"{op}.lo.cc.u32 {acc[k]}, {src[j]}, {mul}, {lo_in};")
+            cc = ".cc" if (k + 2 < n or parity == 0) else ""
+            lines.append(f"madc.hi{cc}.u32 {acc[k + 1]}, {src[j]}, {mul}, {hi_in};")
+
+    for i in range(n):
+        if i == 0:
+            for k in range(0, n, 2):
+                lines.append(f"mul.lo.u32 {x[k]}, {a[k]}, {b[0]};")
+                lines.append(f"mul.hi.u32 {x[k + 1]}, {a[k]}, {b[0]};")
+                lines.append(f"mul.lo.u32 {y[k]}, {a[k + 1]}, {b[0]};")
+                lines.append(f"mul.hi.u32 {y[k + 1]}, {a[k + 1]}, {b[0]};")
+        else:
+            lines.append(f"add.cc.u32 {x[0]}, {x[0]}, {y[1]};")  # the word the shift drops from y
+            chain(y, a, b[i], 1, shift=True, carry_in=True)
+            chain(x, a, b[i], 0, shift=False, carry_in=False)
+            lines.append(f"addc.u32 {y[n - 1]}, {y[n - 1]}, 0;")
+        lines.append(f"mul.lo.u32 m, {x[0]}, 0x{inv:08x};")
+        chain(y, pk, "m", 1, shift=False, carry_in=False)
+        chain(x, pk, "m", 0, shift=False, carry_in=False)
+        lines.append(f"addc.u32 {y[n - 1]}, {y[n - 1]}, 0;")
+        x, y = y, x
+    # after the last swap x is the offset-1 accumulator and y the one whose first word is zero:
+    # T = x + y / 2^32, i.e. t_k = x_k + y_(k+1)
+    t = [f"t{j}" for j in range(n)]
+    lines.append(f"add.cc.u32 {t[0]}, {x[0]}, {y[1]};")
+    lines += [f"addc.cc.u32 {t[k]}, {x[k]}, {y[k + 1]};" for k in range(1, n - 1)]
+    lines.append(f"addc.u32 {t[n - 1]}, {x[n - 1]}, 0;")
+    lines.append(f"sub.cc.u32 s0, {t[0]}, {pk[0]};")
+    lines += [f"subc.cc.u32 s{j}, {t[j]}, {pk[j]};" for j in range(1, n)]
+    lines += ["subc.u32 br, 0, 0;", "setp.eq.u32 nb, br, 0;"]
+    lines += [f"selp.b32 {out[j]}, s{j}, {t[j]}, nb;" for j in range(n)]
+    lines.append("}")
+    return "\n".join(lines)
+
+
 def montgomery_intrinsic(modulus: int, n: int, inv: int) -> Callable[..., Any]:
     """A numba-cuda intrinsic ``mul(a, b)`` on UniTuple(uint32, n) values running :func:`montgomery_ptx`."""
     from llvmlite import ir
     from numba import types
     from numba.cuda.extending import intrinsic
 
-    text = montgomery_ptx(modulus, n, inv)
+    text = (montgomery_ptx_evenodd if variant() == "evenodd" else montgomery_ptx)(modulus, n, inv)
     i32 = ir.IntType(32)
     constraints = ",".join(["=r"] * n + ["r"] * (2 * n))
     fnty = ir.FunctionType(ir.LiteralStructType([i32] * n), [i32] * (2 * n))
