@@ -15,9 +15,12 @@ import typer
 from agent.cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
+    Backend,
+    BackendOption,
     ForceOption,
     announce_compilation,
     fail,
+    resolve_backend,
 )
 
 app = typer.Typer(help="Groth16 parameters (bellperson .params/.vk layout).", no_args_is_help=True)
@@ -44,15 +47,17 @@ def generate(
         int | None, typer.Option(help="Derive the toxic waste from this seed (INSECURE).")
     ] = None,
     force: ForceOption = False,
+    backend: BackendOption = Backend.auto,
 ) -> None:
     """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the
-    toxic waste was handled)."""
+    toxic waste was handled). The fixed-base products run on the GPU (--backend cuda, or auto with a GPU) or
+    the CPU; the file is streamed to disk as it is computed and is the same bytes either way."""
     if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
         fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
     from gpu.groth16.r1cs import R1CS
-    from gpu.groth16.setup import UnconstrainedVariable, describe
-    from gpu.groth16.setup import generate as gen
+    from gpu.groth16.setup import UnconstrainedVariable, generate_file
     from gpu.groth16.synthetic import SyntheticCircuit
+    from gpu.placement import GpuError
 
     if sector_size is not None:
         from agent.cli.prove import blank_r1cs
@@ -76,20 +81,35 @@ def generate(
         stem = name or f"synthetic-{synthetic_constraints}-{public_inputs}"
         circuit = {"synthetic_constraints": synthetic_constraints, "public_inputs": public_inputs}
     _check_outputs(out, stem, force)
+    chosen = resolve_backend(backend)
+    device = None
+    if chosen is Backend.cuda:
+        from gpu.device import devices
+
+        device = devices()[0]
     announce_compilation()
+    out.mkdir(parents=True, exist_ok=True)
     try:
         with _setup_progress() as progress:
-            params = gen(system, test_seed=test_seed, progress=progress)
+            vk, sizes = generate_file(
+                system,
+                out / f"{stem}.params",
+                backend=chosen,
+                device=device,
+                test_seed=test_seed,
+                progress=progress,
+            )
     except UnconstrainedVariable as exc:
         fail(str(exc), EXIT_FAILURE)
-    out.mkdir(parents=True, exist_ok=True)
-    params.write(out / f"{stem}.params")
-    params.vk.write(out / f"{stem}.vk")
+    except GpuError as exc:
+        fail(f"setup on the GPU failed: {exc}", EXIT_FAILURE)
+    vk.write(out / f"{stem}.vk")
     meta = {
         "circuit": circuit,
         "toxic_waste": TEST_MODE_NOTE if test_seed is not None else SECURE_NOTE,
         "test_mode": test_seed is not None,
-        **describe(params),
+        "backend": str(chosen),
+        **sizes,
     }
     (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")

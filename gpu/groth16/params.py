@@ -201,6 +201,86 @@ def _read_vk(view: memoryview, pos: int, subgroup_check: bool) -> tuple[Verifyin
     return VerifyingKey(fixed[0], fixed[1], fixed[2], fixed[3], fixed[4], fixed[5], ic), pos
 
 
+class ParamsWriter:
+    """A .params file written section by section as the points are computed (the setup's streaming output:
+    a 32GiB file is ~47 GB, more than the host should hold). Bytes go to a temporary file from a writer thread
+    (``write`` returns once the chunk is queued, so computing the next chunk overlaps the disk), fsynced and
+    renamed on a clean exit; on an exception the temporary file is removed.
+
+        with ParamsWriter(path) as w:
+            w.write(vk.to_bytes())
+            w.section(count); w.write(bytes_of_points) ...   # h, l, a, b_g1 (G1), b_g2 (G2), in order
+    """
+
+    QUEUE = 3  # chunks in flight: bounds the host memory held for the disk
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.tmp = self.path.with_name(self.path.name + ".tmp")
+        self.written = 0
+        self._end: int | None = None  # where the current section's points must end
+
+    def __enter__(self) -> ParamsWriter:
+        import queue
+        import threading
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
+        self._q: queue.Queue[Any] = queue.Queue(maxsize=self.QUEUE)
+        self._err: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name="params-writer", daemon=True)
+        self._thread.start()
+        return self
+
+    def _drain(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            if self._err is None:
+                try:
+                    self._f.write(item)
+                except BaseException as exc:  # noqa: BLE001 - re-raised in the producer's thread
+                    self._err = exc
+
+    def write(self, data: bytes | memoryview | np.ndarray) -> None:
+        if self._err is not None:
+            raise self._err
+        self.written += len(data) if not isinstance(data, np.ndarray) else data.nbytes
+        self._q.put(data)
+
+    def section(self, count: int, group: Group) -> None:
+        """Start a section of ``count`` points of ``group`` (its u32-BE length field)."""
+        self._check_end()
+        self.write(struct.pack(">I", count))
+        self._end = self.written + count * (G2_UNC if group.fq2 else G1_UNC)
+
+    def _check_end(self) -> None:
+        if self._end is not None and self._end != self.written:
+            raise ValueError(f"a parameter section ended at byte {self.written}, its length says {self._end}")
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._q.put(None)
+        self._thread.join()
+        try:
+            if exc_type is None and self._err is None:
+                self._f.flush()
+                os.fsync(self._f.fileno())
+        finally:
+            self._f.close()
+        if exc_type is not None or self._err is not None:
+            self.tmp.unlink(missing_ok=True)
+            if exc_type is None and self._err is not None:
+                raise self._err
+            return
+        try:
+            self._check_end()
+        except ValueError:
+            self.tmp.unlink(missing_ok=True)
+            raise
+        os.replace(self.tmp, self.path)
+
+
 def _atomic_write(path: Path, parts: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
