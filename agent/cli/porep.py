@@ -1,8 +1,9 @@
-"""seal / c1 make / c1 check (test sectors, C1 generation, strict vanilla verification).
+"""seal / c1 make / c1 synth / c1 check (test sectors, C1 generation, strict vanilla verification).
 
 A contract others script against (docs/architecture.md): ``psagent seal`` writes a sector directory
 (``sealed``, ``p_aux``, ``summary.json``, labels and trees; see :mod:`porep.seal`), ``psagent c1 make``
-turns it into a C1 JSON (Rust key order) or a ProofData envelope, and ``psagent c1 check`` runs the strict
+turns it into a C1 JSON (Rust key order) or a ProofData envelope, ``psagent c1 synth`` makes a valid C1 of any
+size without sealing (:mod:`porep.c1_sparse`), and ``psagent c1 check`` runs the strict
 vanilla verification (:mod:`porep.vanilla_verify`) and exits 0 only if every check passes.
 """
 
@@ -34,7 +35,9 @@ from agent.cli.common import (
     parse_u64,
 )
 
-c1_app = typer.Typer(help="C1 (commit phase 1) outputs: make and strictly check.", no_args_is_help=True)
+c1_app = typer.Typer(
+    help="C1 (commit phase 1) outputs: make, synthesise and strictly check.", no_args_is_help=True
+)
 
 
 class KeyOrderOpt(StrEnum):
@@ -152,6 +155,112 @@ def c1_make(
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror}", EXIT_USAGE)
         typer.echo(f"wrote {out} ({len(raw)} bytes, {time.perf_counter() - t0:.2f} s)", err=True)
+
+
+@c1_app.command("synth")
+def c1_synth(
+    registered_proof: Annotated[
+        str, typer.Option(help="Interactive proof type, 2KiB to 64GiB: V1 or V1_1, e.g. StackedDrg32GiBV1_1.")
+    ],
+    sector: Annotated[int, typer.Option(help="Sector number.")],
+    ticket: Annotated[str, typer.Option(help="Sealing ticket, 32 bytes hex.")],
+    seed: Annotated[str, typer.Option(help="Interactive seed, 32 bytes hex.")],
+    out: Annotated[Path, typer.Option(help="Output C1 JSON file.")],
+    miner: MinerOption = None,
+    prover_id: Annotated[str | None, typer.Option(help="32 bytes hex, instead of --miner.")] = None,
+    zero_data: Annotated[
+        bool,
+        typer.Option(
+            "--zero-data", help="All-zero data (a committed-capacity sector: comm_d is the zero commitment)."
+        ),
+    ] = False,
+    key_order: Annotated[KeyOrderOpt, typer.Option(help="C1 key order: rust (serde) or go (Curio).")] = (
+        KeyOrderOpt.rust
+    ),
+    check: Annotated[
+        bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
+    ] = True,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
+    ] = True,
+    force: ForceOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """A valid C1 of any size without sealing: a sector that is constant except at the challenged nodes
+    (porep.c1_sparse). The C1 passes the strict check and the circuit like a sealed sector's."""
+    from porep.c1 import KeyOrder, encode
+    from porep.c1_sparse import sparse_c1_arrays, sparse_sector, supports
+    from porep.ids import prover_id as make_prover_id
+    from porep.vanilla_verify import verify_c1
+
+    pt = _proof_type(registered_proof)
+    why = supports(pt)
+    if why is not None:
+        fail(why, EXIT_USAGE)
+    if (miner is None) == (prover_id is None):
+        fail("give exactly one of --miner and --prover-id", EXIT_USAGE)
+    if prover_id is not None:
+        prover = _hex32(prover_id, "--prover-id")
+    else:
+        prover = make_prover_id(parse_miner(miner or ""))
+    parse_u64(sector, "--sector")
+    ticket_b, seed_b = _hex32(ticket, "--ticket"), _hex32(seed, "--seed")
+    check_output_file(out, force)
+    announce_compilation()
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with _progress(progress) as cb:
+
+        @contextmanager
+        def timed(name: str, bar: bool = True) -> Iterator[None]:
+            if cb is not None and bar:
+                cb(name, 0, 1)
+            t = time.perf_counter()
+            yield
+            times[name] = round(time.perf_counter() - t, 3)
+            if cb is not None and bar:
+                cb(name, 1, 1)
+
+        with timed("sector", bar=False):  # its own stages: challenges, labels, trees
+            data = {"data": bytes(32)} if zero_data else {}
+            sparse = sparse_sector(pt, prover, sector, ticket_b, seed_b, progress=cb, **data)
+        with timed("c1"):
+            arrays = sparse_c1_arrays(sparse)
+            raw = encode(arrays, KeyOrder(key_order.value))
+        if check:
+            with timed("check"):
+                report = verify_c1(arrays, prover_id=prover, sector=sector)
+            if not report.ok:
+                for f in report.failures[:20]:
+                    typer.echo(f"psagent: {f}", err=True)
+                fail("the synthesised C1 does not pass the strict check (a bug: please report it)")
+        with timed("write"):
+            try:
+                out.write_bytes(raw)
+            except OSError as exc:
+                fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
+    elapsed = time.perf_counter() - t0
+    result = {
+        "out": str(out),
+        "proof": pt.name,
+        "bytes": len(raw),
+        "checked": check,
+        "prover_id": prover.hex(),
+        "sector": sector,
+        "challenges": int(sparse.challenges.size),
+        "replica_id": sparse.replica_id.hex(),
+        "comm_d": sparse.comm_d.hex(),
+        "comm_r": sparse.comm_r.hex(),
+        "seconds": round(elapsed, 3),
+        "stages": times,
+    }
+    if json_out:
+        typer.echo(json.dumps(result))
+    else:
+        typer.echo(
+            f"wrote {out}: {pt.name} C1, {len(raw)} bytes, {sparse.challenges.size} challenges"
+            f"{', strict check passed' if check else ''} ({elapsed:.1f} s)"
+        )
 
 
 @c1_app.command("check")

@@ -167,3 +167,72 @@ def test_usage_errors(tmp_path: Path) -> None:
     ]
     assert runner.invoke(app, big).exit_code == EXIT_USAGE
     assert runner.invoke(app, ["c1", "make", str(tmp_path), "--seed", H(1)]).exit_code == EXIT_USAGE
+
+
+# ------------------------------------------------------------------------------------------- c1 synth
+
+
+def _synth_args(out: Path, *extra: str, proof: str = "StackedDrg2KiBV1_1") -> list[str]:
+    return [
+        "c1", "synth", "--registered-proof", proof, "--miner", "f01000", "--sector", "7",
+        "--ticket", H(2), "--seed", H(3), "--out", str(out), "--no-progress", *extra,
+    ]  # fmt: skip
+
+
+def test_c1_synth_passes_c1_check(tmp_path: Path) -> None:
+    """A sparse 2KiB C1 from the CLI: canonical bytes that c1 check accepts bound to the miner and sector;
+    --zero-data makes a committed-capacity sector (comm_d = the published 2KiB zero commitment)."""
+    out = tmp_path / "c1.json"
+    res = runner.invoke(app, _synth_args(out, "--json"))
+    assert res.exit_code == 0, res.output
+    made = json.loads(res.stdout)
+    assert made["checked"] is True and made["sector"] == 7
+    assert (made["proof"], made["challenges"], made["bytes"]) == ("StackedDrg2KiBV1_1", 2, out.stat().st_size)
+    assert set(made["stages"]) == {"sector", "c1", "check", "write"}
+    c1 = parse_c1(out.read_bytes(), canonical=True)
+    assert (c1.comm_r.hex(), c1.seed.hex(), c1.ticket.hex()) == (made["comm_r"], H(3), H(2))
+    res = runner.invoke(app, ["c1", "check", str(out), "--miner", "1000", "--sector", "7", "--canonical"])
+    assert res.exit_code == 0 and res.stdout.startswith("ok:"), res.output
+    res = runner.invoke(app, ["c1", "check", str(out), "--miner", "1001", "--sector", "7"])
+    assert res.exit_code == 1 and "header.replica_id" in res.stderr
+    # the file exists now: refused without --force, replaced with it (here by a CC sector, Go key order)
+    res = runner.invoke(app, _synth_args(out))
+    assert res.exit_code == EXIT_USAGE and "exists" in res.stderr
+    res = runner.invoke(app, _synth_args(out, "--force", "--zero-data", "--key-order", "go", "--no-check"))
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith(f"wrote {out}: StackedDrg2KiBV1_1 C1") and "strict check" not in res.stdout
+    cc = parse_c1(out.read_bytes(), canonical=True)
+    assert cc.key_order is KeyOrder.GO
+    assert cc.comm_d.hex() == "fc7e928296e516faade986b28f92d44a4f24b935485223376a799027bc18f833"
+    res = runner.invoke(app, ["c1", "check", str(out), "--miner", "1000", "--sector", "7"])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"--registered-proof": "StackedDrg3KiBV1_1"}, "unknown proof type"),
+        ({"--registered-proof": "StackedDrg32GiBV1_2_Feat_NonInteractivePoRep"}, "depend on comm_r"),
+        ({"--registered-proof": "StackedDrg2KiBV1_1_Feat_SyntheticPoRep"}, "only interactive proof types"),
+        ({"--ticket": "zz"}, "--ticket is not hex"),
+        ({"--seed": "0102"}, "--seed must be 32 bytes"),
+        ({"--miner": "x1000"}, "--miner must be an actor id"),
+        ({"--sector": "-1"}, "--sector must be an integer"),
+        ({"--miner": None}, "give exactly one of --miner and --prover-id"),
+        ({"--prover-id": H(1)}, "give exactly one of --miner and --prover-id"),
+        ({"--out": "/nonexistent-dir/c1.json"}, "does not exist"),
+    ],
+)
+def test_c1_synth_usage_errors(tmp_path: Path, change: dict[str, str | None], message: str) -> None:
+    args = _synth_args(tmp_path / "c1.json")
+    for flag, value in change.items():
+        if flag in args:
+            i = args.index(flag)
+            args[i : i + 2] = [] if value is None else [flag, value]
+        elif value is not None:
+            args += [flag, value]
+    res = runner.invoke(app, args)
+    assert res.exit_code == EXIT_USAGE, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], res.stderr
+    assert not (tmp_path / "c1.json").exists()
