@@ -7,6 +7,10 @@ agent's side of the engine (which proves what it is given, on the device it is g
   (``gpu.groth16.prover.prove(..., memory_bytes=grant.nbytes)``), so batch sizing reads the same budget
   instead of the device's free memory (cuzk's OOM lesson, cuzk.md §5.4: admission waits, never over-commits).
   A job names its device explicitly (never process-global state read once, cuzk.md §5.3).
+* :class:`HostBudget`: host bytes that the proving threads reserve before they build a partition's assignment
+  (witness, A·w, B·w, C·w), so synthesis running ahead of the prover (agent.proving.ProofPipeline) cannot
+  grow host memory past the budget (cuzk.md §3: its RAM hunger is many partitions' vectors held at once).
+  Blocking (threads, not the event loop): the pipeline's synthesis runs in a worker thread.
 * :class:`JobAssembly`: partition proofs put back in order, keyed by a job id unique per attempt
   (cuzk.md §1.10, §5.1: cuzk keyed by a request id that concurrent jobs shared and mixed partitions of
   different proofs, "0/10 valid partitions"). Every attempt registers a fresh id (reuse is an error), each
@@ -16,10 +20,11 @@ agent's side of the engine (which proves what it is given, on the device it is g
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
 import anyio
@@ -61,6 +66,52 @@ class MemoryBudget:
                     self._changed.notify_all()
 
 
+def host_memory_bytes() -> int:
+    """Physical memory of this host (0 when unknown)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+class HostBudget:
+    """Host bytes for in-flight partition assignments; ``reserve`` blocks (a thread) until the bytes fit.
+
+    Default total: ``fraction`` of the host's physical memory (all of it counted once per process)."""
+
+    def __init__(self, total_bytes: int | None = None, *, fraction: float = 0.75) -> None:
+        total = total_bytes if total_bytes is not None else int(host_memory_bytes() * fraction)
+        if total <= 0:
+            raise ValueError("the host budget must be positive")
+        self.total = total
+        self.used = 0
+        self.peak = 0
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def reserve(self, nbytes: int, *, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold ``nbytes`` for the block; TimeoutError when they did not fit within ``timeout_s``."""
+        if nbytes < 0:
+            raise ValueError("a reservation is a non-negative number of bytes")
+        if nbytes > self.total:
+            raise BudgetExceeded(f"{nbytes} host bytes requested, the budget is {self.total}")
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.used + nbytes <= self.total, timeout=timeout_s):
+                raise TimeoutError(f"{nbytes} host bytes did not fit in {timeout_s} s ({self.used} in use)")
+            self.used += nbytes
+            self.peak = max(self.peak, self.used)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self.used -= nbytes
+                self._changed.notify_all()
+
+
+CPU_SLOT = Device(-1, "cpu", (0, 0), True)
+"""The CPU backend as one admission slot (``simulated``: it has no device-memory figure to budget)."""
+
+
 @dataclass(frozen=True)
 class Grant:
     """An admitted job: the device it runs on and the device bytes reserved for it."""
@@ -73,7 +124,8 @@ class Admission:
     """One capacity limiter and one memory budget per device.
 
     ``budget_bytes`` (per device index) overrides ``budget_fraction`` of each device's total memory; the
-    simulator (no memory figure) gets ``budget_bytes`` or 1 TiB."""
+    simulator (no memory figure) gets ``budget_bytes`` or 1 TiB. ``host``: the host-memory budget the jobs'
+    proving threads reserve from (:class:`HostBudget`)."""
 
     def __init__(
         self,
@@ -82,6 +134,7 @@ class Admission:
         jobs_per_device: int = 1,
         budget_fraction: float = 0.9,
         budget_bytes: dict[int, int] | None = None,
+        host: HostBudget | None = None,
     ) -> None:
         if not devices:
             raise ValueError("no devices to admit work to")
@@ -90,6 +143,7 @@ class Admission:
         if not 0 < budget_fraction <= 1:
             raise ValueError("budget_fraction must be in (0, 1]")
         self.devices = {d.index: d for d in devices}
+        self.host = host or HostBudget()  # shared by every device's jobs: one host
         self.limiters = {d.index: anyio.CapacityLimiter(jobs_per_device) for d in devices}
         self.budgets: dict[int, MemoryBudget] = {}
         for d in devices:

@@ -5,6 +5,8 @@ its challenges are real 2KiB PoRep requests cut from a sector sealed once into t
 throwaway, the store a temporary file. Development parameters for 2KiB are made once (progress shown) and
 kept under the user's cache directory, so later dry runs start in seconds. The market gives the new wallet one
 work slot and keeps paid requests open, so the first ask is matched with paid work and a voucher comes back.
+The agent passes the readiness gate first (2KiB parameters loaded, a self-test proof verified), as in
+production.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def _view(agent: Agent, started: float) -> Any:
     from rich.table import Table
 
     t = Table(title=f"psagent dry run — {time.perf_counter() - started:.0f} s", show_header=False)
+    t.add_row("gate", agent.gate().line())
     counts = agent.store.counts()
     t.add_row("queue", ", ".join(f"{s.value} {n}" for s, n in counts.items() if n) or "empty")
     c = agent.counters
@@ -115,7 +118,7 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
     fresh = not (cache / "pool").exists()
     console.print("challenge sector: sealing one (once)" if fresh else "challenge sector: cached")
     pool = ChallengePool.open(cache / "pool", proof_type=DRY_RUN_PROOF)
-    prover = CircuitProver(params_dir, backend=settings.prover.backend)
+    prover = CircuitProver(params_dir, backend=settings.prover.backend, accepted=(DRY_RUN_PROOF,))
     console.print(f"prover backend: {prover.backend}")
     checker = PairingChecker(params_dir)
     wallet = Wallet.generate()
@@ -137,7 +140,7 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
 
         async def main() -> RunSummary:
             async with MarketClient(market.base_url, wallet) as client:
-                agent = Agent(client, store, prover, checker, s)
+                agent = Agent(client, store, prover, checker, s, warm_up=prover.warm_up)
                 return await _drive(agent, max_proofs, sys.stderr.isatty(), console)
 
         try:

@@ -36,6 +36,10 @@ class AgentMetrics:
             "psagent_voucher_cumulative_attofil", "Latest voucher's cumulative amount", registry=r
         )
         self.ready = Gauge("psagent_ready", "1 when the readiness gate is open (asks allowed)", registry=r)
+        self.gate = Gauge(
+            "psagent_readiness_gate", "1 for the readiness gate's current state (warming, open, failed, …)",
+            ["state"], registry=r,
+        )
         self.clock_offset = Gauge(
             "psagent_market_clock_offset_seconds",
             "The market's clock minus ours, from its Date headers (signatures older than 60 s are refused)",

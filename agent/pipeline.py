@@ -24,7 +24,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 
@@ -35,6 +35,7 @@ from market.models import ProofReward
 from market.proofdata import ProofData
 
 __all__ = [
+    "AdmittedProver",
     "PipelineSettings",
     "ProofChecker",
     "Prover",
@@ -73,9 +74,18 @@ class VerifyReport:
 
 
 class Prover(Protocol):
-    """Turns checked work into proof bytes (192 per partition). Blocking: the stage runs it in a thread."""
+    """Turns checked work into proof bytes (192 per partition). Blocking: the stage runs it in a thread,
+    bounded by the stage's capacity limiter."""
 
     def prove(self, work: ProofData, job_id: str) -> bytes: ...
+
+
+@runtime_checkable
+class AdmittedProver(Protocol):
+    """A prover that does its own admission (agent.proving.CircuitProver: a device slot and memory grant from
+    agent.admission, the work in a worker thread): the stage awaits it directly."""
+
+    async def prove_async(self, work: ProofData, job_id: str) -> bytes: ...
 
 
 class ProofChecker(Protocol):
@@ -134,13 +144,14 @@ async def fetch_one(
     *,
     check: Callable[[bytes], ProofData] = check_work,
     counters: StageCounters | None = None,
+    owner: str = "psagent",
 ) -> bool:
-    """Fetch and check the oldest queued request. Returns False when none is queued."""
+    """Fetch and check the oldest queued request that no other fleet member is fetching (leased to
+    ``owner`` meanwhile). Returns False when none is queued."""
     c = counters or StageCounters()
-    rows = await in_worker(store.list_requests, [S.QUEUED])
-    if not rows:
+    row = await in_worker(store.lease, owner, S.QUEUED)
+    if row is None:
         return False
-    row = rows[0]
     t0 = time.perf_counter()
     try:
         raw = await market.fetch_request_bytes(row.request_cid)
@@ -151,6 +162,7 @@ async def fetch_one(
         return True
     except MarketError as e:  # transient (the client already retried within its budget): try again later
         log.warning("request %s: fetch failed, will retry: %s", row.request_cid, e)
+        await in_worker(store.release, row.row_id, owner)
         raise
     try:
         work = await anyio.to_thread.run_sync(check, raw)
@@ -172,7 +184,7 @@ async def fetch_one(
 
 async def prove_one(
     store: Store,
-    prover: Prover,
+    prover: Prover | AdmittedProver,
     checker: ProofChecker,
     settings: PipelineSettings,
     *,
@@ -189,14 +201,18 @@ async def prove_one(
         log.warning("request %s: deadline passed before proving; dropped", row.request_cid)
         c.gone += 1
         return await in_worker(
-            store.transition, row.row_id, S.PROVING, S.GONE, error="deadline passed before proving"
+            store.transition, row.row_id, S.PROVING, S.GONE, error="deadline passed before proving",
+            owner=settings.owner,
         )
     raw = await in_worker(store.data, row.row_id)
     work = ProofData.parse(raw)
     job_id = f"ps-porep-{work.sector_id.miner}-{work.sector_id.number}-{row.row_id}-{row.attempts}"
     t0 = time.perf_counter()
     try:
-        proof = await anyio.to_thread.run_sync(prover.prove, work, job_id, limiter=limiter)
+        if isinstance(prover, AdmittedProver):
+            proof = await prover.prove_async(work, job_id)
+        else:
+            proof = await anyio.to_thread.run_sync(prover.prove, work, job_id, limiter=limiter)
     except Exception as e:  # a prover fault: retry (bounded), never lose the work
         log.exception("request %s: prover failed (attempt %d)", row.request_cid, row.attempts)
         return await _retry_or_fail(store, row, f"prover: {type(e).__name__}: {e}", settings, c)
@@ -209,7 +225,10 @@ async def prove_one(
         log.error("request %s: proof did not verify, not stored: %s", row.request_cid, report.diagnosis())
         return await _retry_or_fail(store, row, f"verify: {report.diagnosis()}", settings, c)
     c.proofs_ok += 1
-    return await in_worker(store.transition, row.row_id, S.PROVING, S.COMPUTED, proof=proof, job_id=job_id)
+    # owner-fenced: if this member was presumed dead and the row re-queued, its late proof is refused
+    return await in_worker(
+        store.transition, row.row_id, S.PROVING, S.COMPUTED, proof=proof, job_id=job_id, owner=settings.owner
+    )
 
 
 async def _retry_or_fail(
@@ -223,8 +242,11 @@ async def _retry_or_fail(
             S.PROVING,
             S.FAILED,
             error=f"{error} (after {row.attempts} attempts)",
+            owner=settings.owner,
         )
-    return await in_worker(store.transition, row.row_id, S.PROVING, S.FETCHED, error=error)
+    return await in_worker(
+        store.transition, row.row_id, S.PROVING, S.FETCHED, error=error, owner=settings.owner
+    )
 
 
 async def submit_one(
@@ -233,17 +255,18 @@ async def submit_one(
     *,
     counters: StageCounters | None = None,
     clock: Callable[[], float] = time.time,
+    owner: str = "psagent",
 ) -> RequestRow | None:
-    """Submit the oldest computed proof. Returns the row as it ended, or None when nothing is computed.
+    """Submit the oldest computed proof that no other fleet member is submitting (leased to ``owner``).
+    Returns the row as it ended, or None when nothing is computed.
 
     Transient failures (the client already retried within its budget) leave the row computed and re-raise, so
     the caller's loop backs off and tries again with a fresh signature. Every submission is noted in the store
     before it is sent, so a 409 for a proof that an earlier (crashed) process sent is read as accepted."""
     c = counters or StageCounters()
-    rows = await in_worker(store.list_requests, [S.COMPUTED])
-    if not rows:
+    row = await in_worker(store.lease, owner, S.COMPUTED)
+    if row is None:
         return None
-    row = rows[0]
     assert row.proof is not None
     earlier_tries = row.submit_attempts
     await in_worker(store.note_submit_attempt, row.row_id)
@@ -266,6 +289,9 @@ async def submit_one(
         c.submit_failed += 1
         log.error("request %s: submission refused: %s", row.request_cid, e)
         return await in_worker(store.transition, row.row_id, S.COMPUTED, S.FAILED, error=f"submit: {e}")
+    except Exception:  # transient (the client retried within its budget): free it for the next try
+        await in_worker(store.release, row.row_id, owner)
+        raise
     c.add_time("submit", time.perf_counter() - t0)
     if isinstance(outcome, AlreadyAccepted):
         c.already_accepted += 1

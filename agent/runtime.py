@@ -6,17 +6,22 @@ apart from :mod:`agent.service` so the service stays free of configuration parsi
 
 from __future__ import annotations
 
+import json
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent.config import ConfigError, Settings
 from agent.pipeline import PipelineSettings
 from agent.requester import RequestLoopSettings
 from agent.service import AgentSettings
-from agent.store import TERMINAL_STATES, AskState, RequestState, SqliteStore, open_store
+from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_store
 
-__all__ = ["StatusReport", "agent_settings", "load_wallet", "status_report"]
+__all__ = ["StatusReport", "agent_settings", "gate_file", "load_wallet", "read_gate", "status_report"]
+
+GATE_STALE_S = 30.0  # the running agent rewrites its gate file every few seconds
 
 
 def load_wallet(settings: Settings) -> Any:
@@ -66,9 +71,11 @@ class StatusReport:
     last_voucher_nonce: int | None
     recent_failures: list[tuple[str, str]]
     oldest_unfinished_s: float | None
+    gate: dict[str, Any] = field(default_factory=lambda: {"state": "not running", "reason": ""})
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "gate": self.gate,
             "queue": self.queue,
             "asks": self.asks,
             "payments": {
@@ -81,8 +88,47 @@ class StatusReport:
         }
 
 
-def status_report(store: SqliteStore, *, now: float | None = None, failures: int = 5) -> StatusReport:
-    """What ``psagent status`` shows, read from the store only (works while the service runs: WAL readers)."""
+def gate_file(settings: Settings) -> Path:
+    """Where the agent writes its readiness gate for ``psagent status``: beside a SQLite store, else in the
+    cache directory."""
+    from agent.config import cache_dir
+
+    url = settings.store.url
+    if url.startswith("sqlite:///"):
+        return Path(url[len("sqlite:///") :] + ".gate.json")
+    return cache_dir() / "gate.json"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_gate(path: Path, *, now: float | None = None) -> dict[str, Any]:
+    """The gate as the running agent last wrote it; ``not running`` when there is no file, its process is gone
+    or it was not refreshed for GATE_STALE_S."""
+    now = time.time() if now is None else now
+    try:
+        data = json.loads(path.read_text())
+        state, reason = str(data["state"]), str(data.get("reason", ""))
+        pid, written = int(data["pid"]), float(data["written_at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"state": "not running", "reason": ""}
+    if not _alive(pid) or now - written > GATE_STALE_S:
+        return {"state": "not running", "reason": f"last seen {now - written:.0f} s ago: {state}"}
+    return {"state": state, "reason": reason, "since": data.get("since"), "pid": pid}
+
+
+def status_report(
+    store: Store, *, now: float | None = None, failures: int = 5, gate: Path | None = None
+) -> StatusReport:
+    """What ``psagent status`` shows, read from the store (works while the service runs: WAL readers) and the
+    agent's gate file."""
     now = time.time() if now is None else now
     counts = store.counts()
     asks = store.asks()
@@ -98,10 +144,11 @@ def status_report(store: SqliteStore, *, now: float | None = None, failures: int
         last_voucher_nonce=payments[-1].nonce if payments else None,
         recent_failures=[(r.request_cid, r.last_error or "") for r in failed],
         oldest_unfinished_s=(now - min(unfinished)) if unfinished else None,
+        gate=read_gate(gate, now=now) if gate is not None else {"state": "not running", "reason": ""},
     )
 
 
-def open_configured_store(settings: Settings) -> SqliteStore:
+def open_configured_store(settings: Settings) -> Store:
     from agent.store import StoreError
 
     try:

@@ -2,6 +2,12 @@
 
 Loops (each survives its own errors with a logged backoff; cancellation is the only way out):
   requester   poll / record / ask (agent.requester), asks only while the readiness gate is open
+  gate        the readiness gate (Curio's paramsReady, cuzk's warm-up): ``warm_up`` (parameters of every
+              accepted proof type loaded, kernels warm, a self-test proof verified: CircuitProver.warm_up)
+              runs before the first ask; a failure keeps the gate closed, says why (log, metrics, the gate
+              file ``psagent status`` reads) and is retried with backoff. The gate closes again while the
+              prover is unhealthy (3 unverified proofs in a row) and on shutdown. Provers claim work only
+              after the warm-up passed.
   fetcher     queued → fetched (agent.pipeline.fetch_one)
   provers     fetched → computed, ``prover_slots`` of them, each bounded by the device capacity limiter
   submitter   computed → submitted / gone / failed
@@ -16,6 +22,7 @@ start. Asks are withdrawn on shutdown only when configured (each withdrawal cost
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -25,12 +32,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
 
+from agent.fleet import FleetMember
 from agent.metrics import AgentMetrics
 from agent.pipeline import (
+    AdmittedProver,
     PipelineSettings,
     ProofChecker,
     Prover,
@@ -47,7 +57,7 @@ from market.client import AlreadyAccepted
 from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 from market.proofdata import ProofData
 
-__all__ = ["Agent", "AgentSettings", "Market", "RunSummary"]
+__all__ = ["Agent", "AgentSettings", "Gate", "Market", "RunSummary"]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +87,40 @@ class AgentSettings:
     withdraw_on_shutdown: bool = False
 
 
+UNHEALTHY_AFTER = 3  # unverified proofs in a row that close the gate
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The readiness gate as shown to operators: ``state`` is starting, warming, open, failed (the warm-up
+    failed: ``reason`` says why), unhealthy (the prover failed repeatedly), stopping or stopped."""
+
+    state: str
+    reason: str = ""
+    since: float = field(default_factory=time.time)
+
+    @property
+    def open(self) -> bool:
+        return self.state == "open"
+
+    def line(self) -> str:
+        return f"{self.state}{': ' + self.reason if self.reason else ''}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"state": self.state, "reason": self.reason, "since": self.since}
+
+
+GATE_STATES = ("starting", "warming", "open", "failed", "unhealthy", "stopping", "stopped")
+
+
+def write_gate_file(path: Path, gate: Gate, *, pid: int | None = None) -> None:
+    """The gate's state for ``psagent status`` (another process), written atomically with a timestamp."""
+    data = {**gate.as_json(), "pid": pid if pid is not None else os.getpid(), "written_at": time.time()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(data) + "\n")
+    os.replace(tmp, path)
+
+
 @dataclass
 class RunSummary:
     verified: int = 0
@@ -101,7 +145,7 @@ class Agent:
         self,
         market: Market,
         store: Store,
-        prover: Prover,
+        prover: Prover | AdmittedProver,
         checker: ProofChecker,
         settings: AgentSettings,
         *,
@@ -110,7 +154,10 @@ class Agent:
         metrics: AgentMetrics | None = None,
         notifier: Notifier | None = None,
         device_capacity: int | None = None,
+        gate_file: Path | None = None,
     ) -> None:
+        """``warm_up``: the readiness gate's work (None: the gate opens at once: tests with doubles);
+        ``gate_file``: where the gate's state is written for ``psagent status``."""
         self.market, self.store, self.prover, self.checker = market, store, prover, checker
         self.settings = settings
         self.check = check
@@ -120,9 +167,12 @@ class Agent:
         self.owner = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
         self.pipeline = PipelineSettings(max_attempts=settings.pipeline.max_attempts, owner=self.owner)
         self.limiter = anyio.CapacityLimiter(device_capacity or settings.prover_slots)
+        self.fleet = FleetMember(store, self.owner, capacity=int(self.limiter.total_tokens))
         self.counters = StageCounters()
         self.loop_counters = LoopCounters()
-        self._ready = False
+        self.gate_file = gate_file
+        self._gate = Gate("starting")
+        self._warmed = anyio.Event()
         self._prover_failures = 0
         self._stop_asking = anyio.Event()
         self._stop_work = anyio.Event()
@@ -136,17 +186,61 @@ class Agent:
 
     def ready(self) -> bool:
         """The gate for asks: warmed up and self-tested, prover healthy, not shutting down."""
-        return self._ready and self._prover_failures < 3 and not self._stop_asking.is_set()
+        return self.gate().open
+
+    def gate(self) -> Gate:
+        """The gate now (the warm-up's outcome, then the prover's health and shutdown)."""
+        g = self._gate
+        if g.state == "stopped":
+            return g
+        if self._stop_asking.is_set():
+            return Gate("stopping", "draining", g.since)
+        if g.open and self._prover_failures >= UNHEALTHY_AFTER:
+            return Gate("unhealthy", f"{self._prover_failures} proofs in a row did not verify", g.since)
+        return g
+
+    def _publish_gate(self) -> None:
+        g = self.gate()
+        self.metrics.ready.set(1 if g.open else 0)
+        for state in GATE_STATES:
+            self.metrics.gate.labels(state=state).set(1 if state == g.state else 0)
+        if self.gate_file is not None:
+            try:
+                write_gate_file(self.gate_file, g)
+            except OSError as e:
+                log.warning("cannot write the gate file %s: %s", self.gate_file, e)
+
+    def _set_gate(self, state: str, reason: str = "") -> None:
+        self._gate = Gate(state, reason)
+        self._publish_gate()
 
     async def _become_ready(self) -> None:
-        if self.warm_up is not None:
+        """Run the warm-up until it passes (backoff between tries), then open the gate."""
+        backoff = self.settings.error_backoff_s
+        while self.warm_up is not None:
+            self._set_gate("warming", "parameters, kernels, self-test proof")
             self.notifier.status("warming up: parameters, kernels, self-test proof")
             log.info("warming up (parameters, kernels, self-test proof)")
             t0 = time.perf_counter()
-            await anyio.to_thread.run_sync(self.warm_up)
+            try:
+                # abandoned on shutdown: a drain does not wait minutes for parameters to finish loading
+                await anyio.to_thread.run_sync(self.warm_up, abandon_on_cancel=True)
+            except Exception as e:
+                why = f"warm-up failed: {type(e).__name__}: {e}"
+                self._set_gate("failed", why)
+                self.metrics.errors.labels(loop="warm_up").inc()
+                self.notifier.status(f"not ready: {why}")
+                log.error("%s (no asks; trying again in %.0f s)", why, backoff)
+                with anyio.move_on_after(backoff):
+                    await self._stop_asking.wait()
+                if self._stop_asking.is_set():
+                    return
+                backoff = min(backoff * 2, self.settings.error_backoff_max_s)
+                continue
             log.info("warm-up done in %.1f s", time.perf_counter() - t0)
-        self._ready = True
-        self.metrics.ready.set(1)
+            break
+        self._set_gate("open")
+        self._warmed.set()
         self.notifier.ready("ready: asking for work")
 
     # -- loops -----------------------------------------------------------------------------------------
@@ -159,6 +253,7 @@ class Agent:
                 found = await step()
             except Exception as e:
                 self.metrics.errors.labels(loop=name).inc()
+                self.fleet.note_error(f"{name}: {type(e).__name__}: {e}")
                 log.warning("%s: %s: %s (retrying in %.0f s)", name, type(e).__name__, e, backoff)
                 with anyio.move_on_after(backoff):
                     await stop.wait()
@@ -170,7 +265,11 @@ class Agent:
                     await stop.wait()
 
     async def _request_step(self) -> bool:
-        s = self.settings.requests
+        if not await self.fleet.may_request():  # another member of the fleet is the requester
+            with anyio.move_on_after(self.fleet.heartbeat_s):
+                await self._stop_asking.wait()
+            return True
+        s = await self.fleet.request_settings(self.settings.requests)
         r = await request_round(self.market, self.store, s, ready=self.ready)
         self.loop_counters.rounds += 1
         self.loop_counters.record(r)
@@ -184,12 +283,18 @@ class Agent:
 
     async def _fetch_step(self) -> bool:
         t0 = time.perf_counter()
-        found = await fetch_one(self.market, self.store, check=self.check, counters=self.counters)
+        found = await fetch_one(
+            self.market, self.store, check=self.check, counters=self.counters, owner=self.owner
+        )
         if found:
             self.metrics.stage_seconds.labels(stage="fetch").observe(time.perf_counter() - t0)
         return found
 
     async def _prove_step(self) -> bool:
+        if not self._warmed.is_set():  # nothing is proven before the warm-up passed
+            with anyio.move_on_after(self.settings.idle_s):
+                await self._warmed.wait()
+            return self._warmed.is_set()
         t0 = time.perf_counter()
         row = await prove_one(
             self.store, self.prover, self.checker, self.pipeline, counters=self.counters, limiter=self.limiter
@@ -198,18 +303,23 @@ class Agent:
             return False
         self.metrics.stage_seconds.labels(stage="prove_verify").observe(time.perf_counter() - t0)
         if row.state is RequestState.COMPUTED:
+            healed = self._prover_failures >= UNHEALTHY_AFTER
             self._prover_failures = 0
             self.metrics.proofs.labels(outcome="verified").inc()
+            if healed:
+                log.info("prover healthy again (a proof verified): asking for work")
+                self._publish_gate()
         elif row.state in (RequestState.FETCHED, RequestState.FAILED) and row.proof is None:
             self._prover_failures += 1
             self.metrics.proofs.labels(outcome="not_verified").inc()
-            if self._prover_failures == 3:
+            if self._prover_failures == UNHEALTHY_AFTER:
                 log.error("prover unhealthy (3 failures in a row): no new asks until a proof verifies")
+                self._publish_gate()
         return True
 
     async def _submit_step(self) -> bool:
         t0 = time.perf_counter()
-        row = await submit_one(self.market, self.store, counters=self.counters)
+        row = await submit_one(self.market, self.store, counters=self.counters, owner=self.owner)
         if row is None:
             return False
         self.metrics.stage_seconds.labels(stage="submit").observe(time.perf_counter() - t0)
@@ -240,6 +350,7 @@ class Agent:
         interval = self.notifier.watchdog_interval_s or 5.0
         while True:
             self.notifier.watchdog()
+            self._publish_gate()  # refreshes the gate file's timestamp: status tells a dead agent apart
             self.metrics.set_queue(await in_worker(self.store.counts))
             offset = getattr(self.market, "clock_offset_s", None)
             if isinstance(offset, int | float):
@@ -260,11 +371,12 @@ class Agent:
         self._max_proofs = max_proofs
         self._accepted = 0
         self._interval = self.settings.requests.poll_interval_s
-        n = await in_worker(self.store.reset_orphans, self.owner)
+        n = await self.fleet.join()  # registers this process and re-queues what dead ones held
         if n:
             log.warning("re-queued %d request(s) claimed by a process that is gone", n)
         async with anyio.create_task_group() as background:
             background.start_soon(self._heartbeat)
+            background.start_soon(self.fleet.run)
             background.start_soon(self._janitor)
             if handle_signals:
                 background.start_soon(self._signals)
@@ -275,17 +387,21 @@ class Agent:
                 work.start_soon(self._guarded, "submitter", self._submit_step, self._stop_work)
                 async with anyio.create_task_group() as asking:
                     asking.start_soon(self._guarded, "requester", self._request_step, self._stop_asking)
-                    await self._become_ready()
+                    asking.start_soon(self._become_ready)
                     await self._done.wait()
                     self.notifier.stopping("draining")
                     self._stop_asking.set()
+                    self._publish_gate()
                     asking.cancel_scope.cancel()
                 # let the in-hand proofs finish, then give the submitter drain_s for computed work
                 self._stop_work.set()
             with anyio.move_on_after(self.settings.drain_s):
                 while await in_worker(self.store.list_requests, [RequestState.COMPUTED]):
                     try:
-                        if await submit_one(self.market, self.store, counters=self.counters) is None:
+                        done = await submit_one(
+                            self.market, self.store, counters=self.counters, owner=self.owner
+                        )
+                        if done is None:
                             break
                     except Exception as e:
                         log.warning("drain: submit failed: %s", e)
@@ -297,7 +413,9 @@ class Agent:
                         await in_worker(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
                     except Exception as e:
                         log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
+            await self.fleet.leave()
             background.cancel_scope.cancel()
+        self._set_gate("stopped")
         c = self.counters
         return RunSummary(
             verified=c.proofs_ok,

@@ -277,26 +277,56 @@ def e2e(
     params_dir: Annotated[
         Path | None, typer.Option(help="Parameters directory (default $FIL_PROOFS_PARAMETER_CACHE).")
     ] = None,
+    warm_runs: Annotated[
+        int, typer.Option("--warm-runs", min=0, help="Further proofs of the same C1 after the cold one.")
+    ] = 0,
     json_flag: JsonFlag = False,
+    json_out: JsonOut = None,
 ) -> None:
-    """C1 JSON to verified proof: per-stage seconds summed over the partitions (synthesis, R1CS, A/B/C,
-    quotient, MSMs, verify); fails unless every partition verified."""
+    """C1 to verified proof through the same pipeline as psagent prove and the agent: per-stage seconds
+    summed over the partitions, host RSS peak and device-memory peak, cold (parameters, circuit and key loaded
+    by this run) then warm; fails unless every partition of every run verified."""
     import json
-    import time
 
+    from agent.admission import new_job_id
     from agent.cli.common import EXIT_FAILURE, fail
-    from agent.cli.prove import load_work, param_files, prove_work, require_params
+    from agent.cli.prove import load_work, make_pipeline, param_files, require_params, run_pipeline
 
+    _check_json_out(json_out)
     work = load_work(c1, None, None)
     params_path, _ = param_files(work.c1, params_dir)
     require_params(params_path, work.c1)
-    t0 = time.perf_counter()
-    _, ok, stages = prove_work(work, params_path, backend)
-    row = {"proof_type": work.c1.proof_type.name, "partitions": len(ok), "verified": f"{sum(ok)}/{len(ok)}",
-           "total_s": round(time.perf_counter() - t0, 3), **{k: round(v, 3) for k, v in stages.items()}}
-    typer.echo(json.dumps(row) if json_flag else "  ".join(f"{k}={v}" for k, v in row.items()))
-    if not all(ok):
+    pipeline = make_pipeline(params_path.parent, backend)
+    rows = []
+    for i in range(1 + warm_runs):
+        result = run_pipeline(pipeline, work, job_id=new_job_id("bench-e2e"), live=False)
+        row = {"run": "cold" if i == 0 else f"warm{i}", **result.as_json()}
+        row.pop("per_partition")
+        rows.append(row)
+        if not json_flag:
+            typer.echo(_e2e_human(row))
+    out = {"c1": str(c1), "runs": rows}
+    if json_out is not None:
+        json_out.write_text(json.dumps(out, indent=1) + "\n")
+    if json_flag:
+        typer.echo(json.dumps(out))
+    if any(r["verified"].split("/")[0] != r["verified"].split("/")[1] for r in rows):
         fail("a partition did not verify", EXIT_FAILURE)
+
+
+def _e2e_human(row: dict[str, Any]) -> str:
+    def gib(n: int | None) -> str:
+        return "n/a" if n is None else f"{n / 2**30:.2f} GiB"
+
+    setup = "  ".join(f"{k}={v}" for k, v in row["setup_s"].items())
+    stages = "  ".join(f"{k}={v}" for k, v in row["stages_s"].items())
+    return (
+        f"{row['run']}: {row['proof_type']} {row['partitions']} partition(s) verified {row['verified']} "
+        f"on {row['backend']} in {row['wall_s']} s\n"
+        f"  setup: {setup or '(loaded before)'}\n  stages: {stages}\n"
+        f"  host RSS peak {gib(row['rss_peak_bytes'])}, device memory peak {gib(row['device_peak_bytes'])}, "
+        f"host reserved peak {gib(row['host_reserved_peak_bytes'])}"
+    )
 
 
 @app.command("c1-parse")

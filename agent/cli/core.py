@@ -63,11 +63,12 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option(help="Where to write the proof bytes.")] = None,
         backend: BackendOption = Backend.auto,
         params_dir: ParamsDirOption = None,
+        json_flag: JsonOption = False,
     ) -> None:
         """One-shot proof of a C1; exit 0 only if the proof verified."""
         from agent.cli.prove import prove_cmd
 
-        prove_cmd(input, miner, sector, out, backend, params_dir)
+        prove_cmd(input, miner, sector, out, backend, params_dir, json_flag)
 
     @app.command()
     def verify(
@@ -88,7 +89,7 @@ def register(app: typer.Typer) -> None:
         import json
 
         from agent.config import ConfigError
-        from agent.runtime import open_configured_store, status_report
+        from agent.runtime import gate_file, open_configured_store, status_report
 
         settings = settings_or_exit(config)
         try:
@@ -96,13 +97,15 @@ def register(app: typer.Typer) -> None:
         except ConfigError as exc:
             fail(str(exc), EXIT_USAGE)
         try:
-            report = status_report(store).as_json()
+            report = status_report(store, gate=gate_file(settings)).as_json()
         finally:
             store.close()
         report["devices"] = _devices()
         if json_flag:
             typer.echo(json.dumps(report))
             return
+        g = report["gate"]
+        typer.echo(f"gate:     {g['state']}" + (f": {g['reason']}" if g.get("reason") else ""))
         typer.echo("queue:    " + (", ".join(f"{k} {v}" for k, v in report["queue"].items() if v) or "empty"))
         typer.echo("asks:     " + (", ".join(f"{k} {v}" for k, v in report["asks"].items() if v) or "none"))
         p = report["payments"]
@@ -131,7 +134,7 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
     from agent.config import ConfigError
     from agent.metrics import AgentMetrics
     from agent.proving import CircuitProver, PairingChecker
-    from agent.runtime import agent_settings, load_wallet, open_configured_store
+    from agent.runtime import agent_settings, gate_file, load_wallet, open_configured_store
     from agent.service import Agent
     from market.client import MarketClient
 
@@ -158,7 +161,10 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
         async with MarketClient(
             m.url, wallet, timeout_s=m.request_timeout_s, max_request_bytes=m.max_request_bytes
         ) as client:
-            agent = Agent(client, store, prover, checker, agent_settings(settings), metrics=metrics)
+            agent = Agent(
+                client, store, prover, checker, agent_settings(settings), metrics=metrics,
+                warm_up=prover.warm_up, gate_file=gate_file(settings),
+            )
             return await agent.run(max_proofs=max_proofs)
 
     try:

@@ -1,8 +1,10 @@
 """``psagent prove`` / ``psagent verify``: a C1 (or a market ProofData) to a verified PoRep C2 proof.
 
-Per partition: synthesise the StackedDRG circuit with the C1's witness (porep.circuit), prove with the
-Groth16 engine, and verify with the pairing against public inputs derived WITHOUT the circuit
-(porep.public_inputs) before anything is written. The proof file is the raw bytes, 192 per partition.
+``prove`` runs the one proving pipeline (agent.proving.ProofPipeline, also behind ``bench e2e`` and the
+agent): per partition the circuit's assignment (porep.circuit.partition), the Groth16 engine, and the pairing
+check against public inputs derived WITHOUT the circuit (porep.public_inputs) before anything is written; a
+live view per partition on a terminal, quiet otherwise and with --json. The proof file is the raw bytes, 192
+per partition.
 Parameters are Filecoin's file names (``<param_stem>.params`` / ``.vk``) in ``--params-dir``, default
 ``$FIL_PROOFS_PARAMETER_CACHE`` or ``/var/tmp/filecoin-proof-parameters``, so official parameters work
 unchanged.
@@ -102,78 +104,112 @@ def _say(msg: str) -> None:
     typer.echo(msg, err=True)
 
 
-def prove_work(work: Work, params_path: Path, backend: Backend) -> tuple[bytes, list[bool], dict[str, float]]:
-    """(proof bytes, verified per partition, summed stage times)."""
-    from agent.cli.common import resolve_backend
-    from gpu.groth16.params import Parameters
-    from gpu.groth16.prover import Assignment, ProvingKey, prove
-    from gpu.groth16.verifier import verify
-    from porep.circuit.stacked import synthesize_c1
+class ProgressView:
+    """The live view of one proof on stderr: a setup row (circuit, parameters, key: once per process) and a
+    row per partition showing the stage in progress and the times of those done. Fed by the pipeline's
+    StageEvents, from the proving and the synthesis threads (rich's Progress takes its own lock)."""
+
+    def __init__(self, partitions: int, console: Any) -> None:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+            transient=False,
+        )
+        self.partitions = partitions
+        self._tasks: dict[int, Any] = {}
+        self._done: dict[int, list[str]] = {}
+
+    def __enter__(self) -> ProgressView:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+    def _label(self, k: int) -> str:
+        return "setup" if k < 0 else f"partition {k + 1}/{self.partitions}"
+
+    def __call__(self, ev: Any) -> None:
+        k = ev.partition
+        task = self._tasks.get(k)
+        if task is None:
+            task = self._tasks[k] = self.progress.add_task(self._label(k), total=1)
+            self._done[k] = []
+        done = self._done[k]
+        if ev.seconds is None:
+            text = f"{self._label(k)}: {ev.stage}…  " + ", ".join(done)
+            self.progress.update(task, description=text)
+            return
+        done.append(f"{ev.stage} {ev.seconds:.2f}s")
+        finished = ev.stage in ("key", "verified", "NOT VERIFIED")
+        text = f"{self._label(k)}: " + ", ".join(done)
+        self.progress.update(task, description=text, completed=1 if finished else 0)
+
+
+def make_pipeline(params_dir: Path, backend: Backend) -> Any:
+    """The proving pipeline on the chosen backend (exit 2 before any work when CUDA is asked for, absent)."""
+    from agent.cli.common import announce_compilation, resolve_backend
+    from agent.proving import Groth16Engine, ProofPipeline
 
     chosen = resolve_backend(backend)
-    t0 = time.perf_counter()
-    params = Parameters.read(params_path)
-    totals: dict[str, float] = {"params": time.perf_counter() - t0}
+    announce_compilation()
+    engine = Groth16Engine(chosen.value, 0 if chosen is Backend.cuda else None)
+    return ProofPipeline(params_dir, engine=engine)
+
+
+def run_pipeline(pipeline: Any, work: Work, *, job_id: str, live: bool) -> Any:
+    """One proof through ``pipeline`` (a ProofResult); a parameter file that does not fit the circuit is one
+    line and exit 2."""
+    from rich.console import Console
+
     inputs = public_inputs(work)
-    pk = None
-    proofs: list[bytes] = []
-    ok: list[bool] = []
-    for k in range(len(work.c1.vanilla_proofs)):
-        t = time.perf_counter()
-        cs = synthesize_c1(work.c1, k)
-        synth = time.perf_counter() - t
-        t = time.perf_counter()
-        r1cs = cs.to_r1cs()
-        witness = cs.witness_array()
-        del cs
-        matrices = time.perf_counter() - t
-        if pk is None:
-            if params.vk.num_inputs != r1cs.num_inputs or params.l.shape[0] != r1cs.num_aux:
-                fail(
-                    f"{params_path.name}: parameters for {params.vk.num_inputs} inputs / {params.l.shape[0]} "
-                    f"aux, the circuit has {r1cs.num_inputs} / {r1cs.num_aux}", EXIT_USAGE
-                )
-            device = 0 if chosen is Backend.cuda else None
-            pk = ProvingKey(params, r1cs.density(), backend=chosen.value, device=device)
-        t = time.perf_counter()
-        asg = Assignment.from_r1cs(r1cs, witness)
-        witness_t = time.perf_counter() - t
-        timings: list[dict[str, float]] = []
-        (proof,) = prove(pk, asg, timings=timings)
-        t = time.perf_counter()
-        good = verify(params.vk, proof.to_bytes(), inputs[k])
-        ver = time.perf_counter() - t
-        stages = {"synthesis": synth, "r1cs": matrices, "a/b/c": witness_t, **timings[0], "verify": ver}
-        for key, v in stages.items():
-            if isinstance(v, float) and "." not in key:
-                totals[key] = totals.get(key, 0.0) + v
-        _say(
-            f"partition {k}: " + ", ".join(f"{key} {v:.2f}s" for key, v in stages.items() if "." not in key)
-            + f" -> {'verified' if good else 'NOT VERIFIED'}"
-        )
-        proofs.append(proof.to_bytes())
-        ok.append(bool(good))
-    return b"".join(proofs), ok, totals
+    n = len(work.c1.vanilla_proofs)
+    try:
+        if not live:
+            return pipeline.prove(work.c1, inputs, job_id=job_id)
+        with ProgressView(n, Console(stderr=True)) as view:
+            return pipeline.prove(work.c1, inputs, job_id=job_id, events=view)
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc).splitlines()[0], EXIT_USAGE)
+
+
+def stage_summary(stages: dict[str, float]) -> str:
+    keep = (
+        "witness", "a/b/c", "upload", "NTT/H", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify"
+    )
+    return ", ".join(f"{k} {stages[k]:.2f}s" for k in keep if k in stages)
 
 
 def prove_cmd(
     input: Path, miner: str | None, sector: int | None, out: Path | None, backend: Backend,
-    params_dir: Path | None,
+    params_dir: Path | None, json_flag: bool = False,
 ) -> None:
+    import json
+    import sys
+
+    from agent.admission import new_job_id
+
     work = load_work(input, miner, sector)
     params_path, _ = param_files(work.c1, params_dir)
     require_params(params_path, work.c1)
     target = out if out is not None else input.with_name(input.name + ".proof")
-    t0 = time.perf_counter()
-    data, ok, _ = prove_work(work, params_path, backend)
-    total = time.perf_counter() - t0
-    if not all(ok):
+    pipeline = make_pipeline(params_path.parent, backend)
+    live = not json_flag and sys.stderr.isatty()
+    result = run_pipeline(pipeline, work, job_id=new_job_id("prove"), live=live)
+    ok = list(result.verified)
+    if not result.ok:
         bad = [k for k, good in enumerate(ok) if not good]
+        if json_flag:
+            typer.echo(json.dumps({**result.as_json(), "out": None}))
         fail(f"partitions {bad} of {len(ok)} did not verify; nothing written", EXIT_FAILURE)
-    target.write_bytes(data)
+    target.write_bytes(result.proof)
+    if json_flag:
+        typer.echo(json.dumps({**result.as_json(), "out": str(target)}))
+        return
     typer.echo(
-        f"{work.c1.proof_type.name}: {len(ok)} partition(s) proven and verified in {total:.1f}s, "
-        f"{len(data)} bytes -> {target}"
+        f"{result.proof_type}: {len(ok)} partition(s) proven and verified in {result.wall_s:.1f}s on "
+        f"{result.backend} ({stage_summary(result.stages())}), {len(result.proof)} bytes -> {target}"
     )
 
 

@@ -52,3 +52,93 @@ class MarkChecker:
 
     def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
         return VerifyReport(tuple(proof[i] == 0xA5 for i in range(0, len(proof), 192)))
+
+
+class ReferenceEngine:
+    """The pipeline's Groth16 engine on gpu.groth16.reference (Python integers + pyblst: real proofs of tiny
+    circuits in milliseconds, without compiling the engine's kernels). Records what the pipeline hands it."""
+
+    backend = "reference"
+
+    def __init__(self, device_bytes: int = 1000, delay_s: float = 0.0) -> None:
+        import threading
+
+        self.nbytes = device_bytes
+        self.delay_s = delay_s
+        self.memory: list[int | None] = []
+        self.released = 0
+        self.assigned = 0
+        self.keys = 0
+        self.log: list[str] = []
+        self._lock = threading.Lock()
+
+    def key(self, params: object, r1cs: object) -> tuple[object, object]:
+        self.keys += 1
+        return params, r1cs
+
+    def device_bytes(self, key: object) -> int:
+        return self.nbytes
+
+    def assign(self, r1cs: object, witness: object) -> list[int]:
+        from gpu.arith.fields import fr_to_ints
+
+        with self._lock:
+            self.assigned += 1
+        return list(fr_to_ints(witness))
+
+    def release(self, asg: object) -> None:
+        with self._lock:
+            self.released += 1
+
+    def prove(self, key: tuple, asg: list[int], *, memory_bytes: int | None, timings: dict) -> bytes:
+        import time
+
+        from gpu.groth16 import reference
+
+        with self._lock:
+            self.memory.append(memory_bytes)
+        t0 = time.perf_counter()
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        proof = reference.prove(key[0], key[1], asg, r=secrets.randbelow(2**200), s=secrets.randbelow(2**200))
+        timings["msm_h"] = time.perf_counter() - t0
+        return proof
+
+    def device_used(self) -> None:
+        return None
+
+
+def toy_r1cs(n_inputs: int) -> object:
+    """x_i · ONE = x_i for every input, and one auxiliary y · ONE = y."""
+    from gpu.groth16.r1cs import CSR, R1CS
+
+    rows = [[(i, 1)] for i in range(1, n_inputs + 2)]
+    one = [[(0, 1)] for _ in rows]
+    return R1CS(n_inputs + 1, 1, CSR.from_rows(rows), CSR.from_rows(one), CSR.from_rows(rows))
+
+
+class ToyCircuit:
+    """The pipeline's circuit seam answered by the toy circuit: partition k's public inputs come from
+    ``inputs_of(c1)[k]`` (the real request's, for a real C1), its one aux value is 9 + k."""
+
+    def __init__(self, n_inputs: int, inputs_of: object, delay_s: float = 0.0) -> None:
+        self.n_inputs = n_inputs
+        self.inputs_of = inputs_of
+        self.delay_s = delay_s
+        self.r1cs_calls = 0
+        self.log: list[str] = []
+
+    def r1cs(self, pt: object) -> object:
+        self.r1cs_calls += 1
+        return toy_r1cs(self.n_inputs)
+
+    def assignment(self, c1: object, k: int) -> object:
+        import time
+
+        from gpu.arith.fields import fr_from_ints
+
+        self.log.append(f"synth {k}")
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        xs = self.inputs_of(c1)[k]  # type: ignore[operator]
+        return fr_from_ints([1, *xs, 9 + k])

@@ -64,3 +64,31 @@ def test_bad_inputs(c1_file: Path, tmp_path: Path) -> None:
     assert "--sector-size must be one of 2KiB, 8MiB" in line
     line = _one_line(["params", "generate", "--sector-size", "2KiB", "--synthetic-constraints", "8"])
     assert "exactly one of" in line
+
+
+def test_prove_json_and_bench_e2e_name_the_missing_parameter_file(c1_file: Path, tmp_path: Path) -> None:
+    stem = proof_type("StackedDrg2KiBV1_1").param_stem
+    line = _one_line(["prove", str(c1_file), "--params-dir", str(tmp_path), "--json"])
+    assert f"{tmp_path / stem}.params" in line
+    line = _one_line(["bench", "e2e", "--c1", str(c1_file), "--params-dir", str(tmp_path)])
+    assert f"{tmp_path / stem}.params" in line
+
+
+def test_progress_view_shows_stages_as_they_happen() -> None:
+    """The live view of `psagent prove`, fed the pipeline's events (recorded into a console)."""
+    from rich.console import Console
+
+    from agent.cli.prove import ProgressView
+    from agent.proving import StageEvent
+
+    console = Console(record=True, width=200, force_terminal=False)
+    with ProgressView(2, console) as view:
+        view(StageEvent("", -1, 0, "params", 1.5))
+        view(StageEvent("j", 0, 2, "witness"))
+        assert "partition 1/2: witness…" in view.progress.tasks[1].description
+        view(StageEvent("j", 0, 2, "witness", 0.25))
+        view(StageEvent("j", 0, 2, "prove", 2.0))
+        view(StageEvent("j", 0, 2, "verified", 0.01))
+    text = console.export_text()
+    assert "setup: params 1.50s" in text
+    assert "partition 1/2: witness 0.25s, prove 2.00s, verified 0.01s" in text

@@ -45,3 +45,22 @@ def test_run_refuses_bad_max_proofs_and_missing_key(tmp_path: Path) -> None:
     res = runner.invoke(app, ["run", "--config", str(_config(tmp_path))])
     assert res.exit_code == EXIT_USAGE and "market.key_file" in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+def test_status_shows_the_readiness_gate(tmp_path: Path) -> None:
+    from agent.service import Gate, write_gate_file
+
+    cfg = _config(tmp_path)
+    SqliteStore(tmp_path / "agent.db").close()
+    res = runner.invoke(app, ["status", "--config", str(cfg), "--json"])
+    assert json.loads(res.stdout)["gate"]["state"] == "not running"  # no agent has written a gate
+    gate = tmp_path / "agent.db.gate.json"  # beside the SQLite store
+    write_gate_file(gate, Gate("failed", "warm-up failed: FileNotFoundError: parameters missing"))
+    report = json.loads(runner.invoke(app, ["status", "--config", str(cfg), "--json"]).stdout)
+    assert report["gate"]["state"] == "failed" and "parameters missing" in report["gate"]["reason"]
+    human = runner.invoke(app, ["status", "--config", str(cfg)]).stdout
+    assert "gate:     failed: warm-up failed: FileNotFoundError: parameters missing" in human
+    write_gate_file(gate, Gate("open"), pid=2**22 + 12345)  # a process that is gone
+    assert json.loads(runner.invoke(app, ["status", "--config", str(cfg), "--json"]).stdout)["gate"][
+        "state"
+    ] == "not running"

@@ -250,8 +250,9 @@ async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: P
         wallet = Wallet.generate()
         store = SqliteStore(tmp_path / "a.db")
         async with MarketClient(market.base_url, wallet) as client:
-            prover, checker = CircuitProver(params_dir), PairingChecker(params_dir)
-            agent = Agent(client, store, prover, checker, settings(high=1))
+            prover = CircuitProver(params_dir, accepted=(pt.name,))
+            checker = PairingChecker(params_dir)
+            agent = Agent(client, store, prover, checker, settings(high=1), warm_up=prover.warm_up)
             with anyio.fail_after(3600):
                 summary = await agent.run(max_proofs=2, handle_signals=False)
         assert summary.submitted >= 2 and summary.verified >= 2 and summary.paid_attofil >= PRICE

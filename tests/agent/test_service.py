@@ -169,3 +169,76 @@ def test_sd_notify_over_a_real_socket(tmp_path):
         assert n.stopping() and server.recv(256) == b"STOPPING=1"
     assert not Notifier(address="").ready()
     assert not Notifier(address=str(tmp_path / "missing.sock")).ready()  # never raises
+
+
+async def test_no_ask_before_the_gate_opens(tmp_path, work_bytes):
+    import threading
+
+    from agent.runtime import read_gate
+
+    store = SqliteStore(tmp_path / "s.db")
+    market = MemoryMarket(work_bytes)
+    release = threading.Event()
+    gate_file = tmp_path / "gate.json"
+    agent = Agent(
+        market, store, FakeProver(), MarkChecker(), _settings(), check=_check,
+        warm_up=lambda: release.wait(30), gate_file=gate_file,
+    )
+
+    async def observe_then_open() -> None:
+        await anyio.sleep(0.6)  # many poll rounds while warming up
+        assert market.asks == [] and market.requests == [] and not agent.ready()
+        assert agent.gate().state == "warming" and read_gate(gate_file)["state"] == "warming"
+        assert agent.metrics.registry.get_sample_value("psagent_ready") == 0
+        release.set()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(observe_then_open)
+            summary = await agent.run(max_proofs=1, handle_signals=False)
+    assert summary.submitted >= 1 and market.completed
+    assert read_gate(gate_file)["state"] == "stopped" and agent.gate().state == "stopped"
+    store.close()
+
+
+async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, work_bytes):
+    """The real warm-up of the agent's prover, without parameters: the gate stays closed, the reason is in
+    the gate, the metrics and the gate file; nothing is asked for and nothing is proven."""
+    from agent.proving import CircuitProver, ProofPipeline
+    from agent.runtime import read_gate
+
+    store = SqliteStore(tmp_path / "s.db")
+    store_row = store.add_request(1, "bafyold", 1)
+    assert store_row is not None
+    store.store_data(store_row.row_id, work_bytes, "porep")  # work fetched by an earlier run
+    market = MemoryMarket(work_bytes)
+    prover = CircuitProver(
+        tmp_path, pipeline=ProofPipeline(tmp_path / "none", cache=tmp_path), accepted=("StackedDrg2KiBV1_1",)
+    )
+    gate_file = tmp_path / "gate.json"
+    agent = Agent(
+        market, store, prover, MarkChecker(), _settings(), check=_check, warm_up=prover.warm_up,
+        gate_file=gate_file,
+    )
+    seen: dict = {}
+
+    async def observe_then_stop() -> None:
+        await anyio.sleep(1.0)
+        seen["gate"] = agent.gate()
+        seen["file"] = read_gate(gate_file)
+        registry = agent.metrics.registry
+        seen["metric"] = registry.get_sample_value("psagent_readiness_gate", {"state": "failed"})
+        agent._done.set()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(observe_then_stop)
+            await agent.run(handle_signals=False)
+    gate = seen["gate"]
+    assert gate.state == "failed" and "FileNotFoundError" in gate.reason
+    assert "StackedDrg2KiBV1_1" in gate.reason
+    assert seen["file"]["state"] == "failed" and seen["file"]["reason"] == gate.reason
+    assert seen["metric"] == 1
+    assert market.asks == [] and market.requests == []
+    assert store.counts()[RequestState.FETCHED] == 1  # not claimed: nothing is proven before the warm-up
+    store.close()
