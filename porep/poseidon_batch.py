@@ -128,6 +128,12 @@ def _tables(arity: int) -> _Tables:
     )
 
 
+def montgomery_tables(arity: int) -> _Tables:
+    """One arity's optimized constants as Montgomery arrays: also the circuit's witness kernel's
+    (``porep.circuit.poseidon_witness``), so the constants have one source."""
+    return _tables(arity)
+
+
 # ----------------------------------------------------------------------------------------------- public
 
 

@@ -9,7 +9,6 @@ whose first aux is ``base`` the assignment is ``aux[base : base + count] = out[n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -19,6 +18,7 @@ from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
 from gpu.arith.fields import fr_add, fr_encode, fr_load, fr_load2, fr_mul, fr_sqr, fr_store, fr_store2
 from porep.circuit.poseidon import circuit_constants, constraint_count
+from porep.poseidon_batch import montgomery_tables
 
 
 @njit(nogil=True, cache=cache_enabled())
@@ -35,18 +35,19 @@ def _sbox_keyed(out, r, k, u, key):
 
 @njit(nogil=True, cache=cache_enabled())
 def _mix(e, f, m, t):
-    """e ← e·M (row vector times matrix, m flat row-major); f is scratch."""
+    """e ← M·e (m flat row-major, porep.poseidon_batch's orientation: neptune's row-vector product with the
+    transposed matrix); f is scratch."""
     for j in range(t):
-        acc = fr_mul(fr_load(e, 0), fr_load(m, j))
+        acc = fr_mul(fr_load(e, 0), fr_load(m, j * t))
         for i in range(1, t):
-            acc = fr_add(acc, fr_mul(fr_load(e, i), fr_load(m, i * t + j)))
+            acc = fr_add(acc, fr_mul(fr_load(e, i), fr_load(m, j * t + i)))
         fr_store(f, j, acc)
     for j in range(t):
         fr_store(e, j, fr_load(f, j))
 
 
 @njit(nogil=True, cache=cache_enabled())
-def _witness_rows(lo, hi, inp, out, tag, cc, mds, pre, w_hat, v_rest, zero, half, rp):
+def _witness_rows(lo, hi, inp, out, tag, cc, mds, pre, m00, sv, sw, zero, half, rp):
     arity = inp.shape[1]
     t = arity + 1
     e = np.empty((t, 8), np.uint32)
@@ -83,11 +84,11 @@ def _witness_rows(lo, hi, inp, out, tag, cc, mds, pre, w_hat, v_rest, zero, half
             y = _sbox_keyed(out, r, k + 1, u, fr_load(cc, off))
             k += 4
             off += 1
-            acc = fr_mul(fr_load(w_hat, j * t), y)
+            acc = fr_mul(fr_load(m00, j), y)
             for i in range(1, t):
                 xi = fr_load(e, i)
-                acc = fr_add(acc, fr_mul(fr_load(w_hat, j * t + i), xi))
-                fr_store(e, i, fr_add(xi, fr_mul(fr_load(v_rest, j * arity + i - 1), y)))
+                acc = fr_add(acc, fr_mul(fr_load(sv, j * arity + i - 1), xi))
+                fr_store(e, i, fr_add(xi, fr_mul(fr_load(sw, j * arity + i - 1), y)))
             fr_store(e, 0, acc)
         for rnd in range(half):
             last = rnd == half - 1
@@ -103,37 +104,11 @@ def _witness_rows(lo, hi, inp, out, tag, cc, mds, pre, w_hat, v_rest, zero, half
         fr_store2(out, r, k, fr_load(e, 1))
 
 
-@dataclass(frozen=True)
-class _Tables:
-    tag: np.ndarray
-    cc: np.ndarray
-    mds: np.ndarray
-    pre: np.ndarray
-    w_hat: np.ndarray
-    v_rest: np.ndarray
-    zero: np.ndarray
-    half: int
-    rp: int
-
-
 @cache
-def _tables(arity: int) -> _Tables:
-    k = circuit_constants(arity)
-
-    def flat(rows: tuple[tuple[int, ...], ...]) -> list[int]:
-        return [x for row in rows for x in row]
-
-    return _Tables(
-        tag=fr_encode([k.domain_tag]),
-        cc=fr_encode(list(k.compressed)),
-        mds=fr_encode(flat(k.mds)),
-        pre=fr_encode(flat(k.pre_sparse)),
-        w_hat=fr_encode(flat(k.w_hat)),
-        v_rest=fr_encode(flat(k.v_rest)),
-        zero=fr_encode([0]),
-        half=k.half_full_rounds,
-        rp=k.partial_rounds,
-    )
+def _compressed(arity: int) -> tuple[np.ndarray, np.ndarray]:
+    """neptune's compressed round constants (the circuit's own; the matrices are porep.poseidon_batch's)
+    and a Montgomery zero (the terminal round's key)."""
+    return fr_encode(list(circuit_constants(arity).compressed)), fr_encode([0])
 
 
 def poseidon_witness_mont(inputs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -148,9 +123,11 @@ def poseidon_witness_mont(inputs: np.ndarray, out: np.ndarray | None = None) -> 
         out = np.empty((n, count, 8), dtype=np.uint32)
     elif out.dtype != np.uint32 or out.shape != (n, count, 8) or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous uint32[{n}, {count}, 8] array")
-    tb = _tables(arity)
+    tb = montgomery_tables(arity)
+    k = circuit_constants(arity)
+    cc, zero = _compressed(arity)
     parallel_for(
-        _witness_rows, n, inputs, out, tb.tag, tb.cc, tb.mds, tb.pre, tb.w_hat, tb.v_rest, tb.zero, tb.half,
-        tb.rp, min_chunk=4,
+        _witness_rows, n, inputs, out, tb.tag, cc, tb.mds, tb.pre, tb.m00, tb.sv, tb.sw, zero,
+        k.half_full_rounds, k.partial_rounds, min_chunk=4,
     )
     return out

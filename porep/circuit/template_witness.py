@@ -223,8 +223,8 @@ def bit_program(p: Program, inputs_read: bool = True) -> BitProgram:
     for k in range(3):
         big_row[row_of[k][big[t.coeff[k]]]] = True
     rows_def = np.flatnonzero(p.defines >= 0)
-    unit = np.asarray([c in (1, -1) for c in p.def_coeff.tolist()], dtype=bool)
-    ok = unit & ~big_row[rows_def]
+    def_coeff = np.asarray([c if abs(c) < SMALL else 0 for c in p.def_coeff.tolist()], dtype=np.int64)
+    ok = (np.abs(def_coeff) == 1) & ~big_row[rows_def]
     left = rows_def[~ok]
     if len(left) > 1:
         raise ValueError(f"{len(left)} defining rows are not bit rows")
@@ -237,9 +237,9 @@ def bit_program(p: Program, inputs_read: bool = True) -> BitProgram:
     m_of = np.full(t.rows, -1, dtype=np.int64)
     m_of[rows] = np.arange(len(rows))
     dst = p.defines[rows]
-    dsign = np.asarray(p.def_coeff[ok].tolist(), dtype=np.int64)
+    dsign = def_coeff[ok]
     # every entry of a solvable row: (op, variable, coefficient, matrix); the defined variable's C entry
-    # and ONE's entries are handled apart
+    # is dropped and ONE's entries go to the constant column
     ops, vs, cs, ks = [], [], [], []
     for k in range(3):
         m = m_of[row_of[k]]
@@ -254,7 +254,8 @@ def bit_program(p: Program, inputs_read: bool = True) -> BitProgram:
     if ((mat < 2) & (var == dst[op])).any():
         raise AssertionError("a defined variable read by its own row's A or B")
     operand = var != 0
-    keys = np.unique(op[operand] * n_vals + var[operand])
+    keys = np.sort(op[operand] * n_vals + var[operand])  # sort-based unique: ops are in row order
+    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
     op_u, var_u = keys // n_vals, keys % n_vals
     pos_u = np.arange(len(keys)) - np.searchsorted(op_u, op_u, side="left")
     if len(pos_u) and pos_u.max() >= 4:
@@ -265,12 +266,13 @@ def bit_program(p: Program, inputs_read: bool = True) -> BitProgram:
     src[op_u, pos_u] = var_u
     pos = np.full(len(op), 4)
     pos[operand] = pos_u[np.searchsorted(keys, op[operand] * n_vals + var[operand])]
+    # coefficient of (matrix, op, operand position); duplicates cannot occur (LCs are merged)
     coeffs = np.zeros((3, len(rows), 5), dtype=np.int64)
-    np.add.at(coeffs, (mat, op, pos), coef)
+    coeffs[mat, op, pos] = coef
     table = np.zeros((len(rows), 16), dtype=np.int64)
     for x in range(16):
-        v = np.asarray([(x >> j) & 1 for j in range(4)] + [1], dtype=np.int64)
-        a, b, c = (coeffs[k] @ v for k in range(3))
+        bit = [(x >> j) & 1 for j in range(4)]
+        a, b, c = (coeffs[k, :, 4] + sum(coeffs[k, :, j] for j in range(4) if bit[j]) for k in range(3))
         table[:, x] = (a * b - c) * dsign
     return BitProgram(
         n_inputs=t.n_inputs,
