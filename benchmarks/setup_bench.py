@@ -2,6 +2,9 @@
 
     python benchmarks/setup_bench.py 16 18 20      # synthetic circuits of domain 2^k (compile run first)
     python benchmarks/setup_bench.py 2KiB [--out DIR]  # the blank PoRep circuit of one 2KiB partition
+    python benchmarks/setup_bench.py kernel --g1 20,24,27 --g2 22 [--check 48] [--json F]
+        # the GPU fixed-base kernel alone (gpu.groth16.fixed_base_cuda): random scalars, 16-bit table, bytes
+        # produced chunk by chunk and dropped (no disk); sampled products checked against pyblst
 
 CPU seconds are reported next to wall time because the 2-core development machine is shared: the wall
 time of a loaded run says little, its CPU time is close to what an idle machine needs (divided by the
@@ -52,7 +55,101 @@ def _run(r1cs, label: str, verbose: bool):  # type: ignore[no-untyped-def]
     return params
 
 
+def _random_scalars(n: int, seed: int):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    s = np.random.default_rng(seed).integers(0, 1 << 32, size=(n, 8), dtype=np.uint32)
+    s[:, 7] &= 0x3FFFFFFF  # < 2^254 < r: canonical
+    return s
+
+
+def kernel_bench(argv: list[str]) -> dict[str, object]:
+    """Times CudaFixedBase.zcash_chunks (kernels + device-to-host copies) per size; checks samples."""
+    import argparse
+    import json
+
+    import numpy as np
+    from numba import cuda
+
+    from gpu.curves import G1, G2
+    from gpu.device import devices
+    from gpu.groth16.fixed_base import FixedBase
+    from gpu.groth16.fixed_base_cuda import CudaFixedBase
+
+    ap = argparse.ArgumentParser(prog="setup_bench.py kernel")
+    ap.add_argument("--g1", default="20,24,27")
+    ap.add_argument("--g2", default="22")
+    ap.add_argument("--check", type=int, default=48, help="sampled products checked against pyblst per size")
+    ap.add_argument("--window", type=int, default=16)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    dev = devices()[0]
+    results: dict[str, object] = {"device": dev.name, "window": args.window, "runs": []}
+    for group, sizes in ((G1, args.g1), (G2, args.g2)):
+        if not sizes:
+            continue
+        t = time.perf_counter()
+        fb = FixedBase(group, group.generator(), window=args.window)
+        t_table = time.perf_counter() - t
+        t = time.perf_counter()
+        cfb = CudaFixedBase(fb, dev)
+        warm = cfb.mul_bytes(_random_scalars(1024, 0))  # compiles the kernels (or loads them from the cache)
+        t_warm = time.perf_counter() - t
+        print(
+            f"{group.name}: table w={args.window} {t_table:.1f} s (CPU), upload + first launch {t_warm:.1f} s"
+        )
+        assert len(warm) == 1024 * cfb.point_bytes
+        for logn in (int(x) for x in sizes.split(",")):
+            n = 1 << logn
+            scalars = _random_scalars(n, logn)
+            rng = np.random.default_rng(logn + 1)
+            picks = np.sort(rng.choice(n, size=min(args.check, n), replace=False))
+            sample: dict[int, bytes] = {}
+            size = cfb.point_bytes
+            pos = 0
+            with dev.use():
+                cuda.synchronize()
+            t0 = time.perf_counter()
+            for chunk in cfb.zcash_chunks(scalars):
+                m = chunk.shape[0] // size
+                for i in picks[(picks >= pos) & (picks < pos + m)]:
+                    sample[int(i)] = chunk[(i - pos) * size : (i - pos + 1) * size].tobytes()
+                pos += m
+            wall = time.perf_counter() - t0
+            from gpu.arith.fields import fr_to_ints
+
+            ks = fr_to_ints(scalars[picks])
+            want = group.to_bytes(group.from_blst(_blst(group.name, ks)), compressed=False)
+            bad = sum(sample[int(i)] != want[j * size : (j + 1) * size] for j, i in enumerate(picks))
+            row = {
+                "group": group.name,
+                "log2_n": logn,
+                "seconds": round(wall, 3),
+                "products_per_s": round(n / wall),
+                "checked": len(picks),
+                "mismatches": int(bad),
+            }
+            results["runs"].append(row)  # type: ignore[attr-defined]
+            print(json.dumps(row), flush=True)
+            del scalars
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return results
+
+
+def _blst(group: str, ks: list[int]) -> list[object]:
+    from gpu.curves import G1, G2
+
+    gen = (G1 if group == "g1" else G2).to_blst((G1 if group == "g1" else G2).generator())[0]
+    return [gen.scalar_mul(k) for k in ks]
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["kernel"]:
+        res = kernel_bench(argv[1:])
+        bad = sum(r["mismatches"] for r in res["runs"])  # type: ignore[attr-defined]
+        raise SystemExit(1 if bad else 0)
     t, c = time.perf_counter(), time.process_time()
     _run(_synthetic(8), "2^8 (first call: Numba compilation)", False)
     print(f"  compile + 2^8: wall {time.perf_counter() - t:.1f} s, CPU {time.process_time() - c:.1f} s")

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -60,9 +60,7 @@ def generate(
     from gpu.placement import GpuError
 
     if sector_size is not None:
-        from agent.cli.prove import blank_r1cs
-
-        system, stem = blank_r1cs(sector_size)
+        system, stem = _partition_r1cs(sector_size)
         stem = name or stem
         circuit: dict[str, object] = {"porep_sector_size": sector_size}
     elif r1cs is not None:
@@ -113,6 +111,32 @@ def generate(
     }
     (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
+
+
+def _partition_r1cs(sector_size: str) -> tuple[Any, str]:
+    """The blank circuit of one partition from the pre-compiled circuit (porep.circuit.pce, cached under the
+    agent's cache directory: a 32GiB partition in minutes, not the hours of direct synthesis) and Filecoin's
+    parameter file stem for it (all flavours of a size share parameters)."""
+    import time
+
+    from agent.cli.prove import SIZES
+    from agent.config import cache_dir
+    from porep.circuit.partition import partition_r1cs
+    from porep.prooftypes import proof_type
+
+    size = next((s for s in SIZES if s.lower() == sector_size.strip().lower()), None)
+    if size is None:
+        fail(f"--sector-size must be one of {', '.join(SIZES)}, got {sector_size[:40]!r}", EXIT_USAGE)
+    pt = proof_type(f"StackedDrg{size}V1_1")
+    t = time.perf_counter()
+    system = partition_r1cs(pt, cache_dir())
+    print(
+        f"circuit {size}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
+        f"{system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return system, pt.param_stem
 
 
 @contextmanager
