@@ -180,15 +180,17 @@ def _mix_sparse(e: list[_Elt], w_hat: Sequence[int], v_rest: Sequence[int]) -> l
     return out
 
 
-def poseidon_hash(cs: ConstraintSystem, preimage: Sequence[int]) -> int:
-    """neptune ``poseidon_hash`` (MerkleTree tag) of allocated variables; arity = len(preimage).
+def poseidon_hash(cs: ConstraintSystem, preimage: Sequence[int], domain_tag: int | None = None) -> int:
+    """neptune ``poseidon_hash`` of allocated variables; arity = len(preimage). The tag defaults to the
+    MerkleTree one; another (SnapDeals' 2^40) changes only the constant state element, not the rows' shape.
 
     Returns the variable of the hash (an aux allocated last)."""
     k = circuit_constants(len(preimage))
     t, half, rp = k.width, k.half_full_rounds, k.partial_rounds
     cc = k.compressed
     w = cs.witness
-    e = [_Elt(None, {ONE: k.domain_tag}, k.domain_tag)]
+    tag0 = k.domain_tag if domain_tag is None else domain_tag % R
+    e = [_Elt(None, {ONE: tag0}, tag0)]
     e += [_Elt.allocated(v, cs.value(v) if w else None) for v in preimage]
     rnd = 0
 
@@ -205,7 +207,7 @@ def poseidon_hash(cs: ConstraintSystem, preimage: Sequence[int]) -> int:
 
     # first full round: pre-keys C[0..t), post-keys C[t..2t); the tag's S-box is a constant
     pre, post = cc[0:t], cc[t : 2 * t]
-    tag = (pow((k.domain_tag + pre[0]) % R, 5, R) + post[0]) % R
+    tag = (pow((tag0 + pre[0]) % R, 5, R) + post[0]) % R
     e = [_Elt(None, {ONE: tag}, tag)] + [_sbox_pre(cs, e[i], pre[i], post[i]) for i in range(1, t)]
     e = mix(e)
     off = 2 * t

@@ -8,11 +8,12 @@ so that the test-only sizes of Rust's challenge vectors (1KiB … 16MiB) use the
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
 
-from porep.prooftypes import TreeShape
+from porep.prooftypes import PARAMETER_CACHE_VERSION, TreeShape
 
 FR_CAPACITY = 254  # Fr::CAPACITY: bits of a digest that challenges may use
 H_SELECT_BITS = 6  # len(hs(N)): h_select is one-hot over six h values
@@ -203,6 +204,25 @@ class UpdateProofType:
     @property
     def challenges_per_partition(self) -> int:
         return self.constants.challenges
+
+    @property
+    def size_label(self) -> str:
+        """2KiB, 8MiB, 512MiB, 32GiB, 64GiB."""
+        return self.name.removeprefix("StackedDrg").removesuffix("V1")
+
+    @property
+    def parameter_identifier(self) -> str:
+        """SPU ``PublicParams::identifier``; its SHA-256 names the parameter files (snap.md §6.5)."""
+        return f"empty_sector_update::PublicParams{{ sector_nodes: {self.constants.nodes} }}"
+
+    @property
+    def param_stem(self) -> str:
+        """File name without ``.params`` / ``.vk``, as in Filecoin's parameters.json (snap.md §6.5)."""
+        digest = hashlib.sha256(self.parameter_identifier.encode()).hexdigest()
+        return (
+            f"v{PARAMETER_CACHE_VERSION}-empty-sector-update-merkletree-poseidon_hasher-"
+            f"{self.constants.tree_r}-{digest}"
+        )
 
 
 UPDATE_PROOF_TYPES = tuple(

@@ -1,0 +1,38 @@
+"""One partition of a Snap request as the prover consumes it: the update circuit's R1CS (the same for every
+request of a size) and the full assignment of one request's partition — the two questions
+``porep.circuit.partition`` answers for PoRep, so a prover path treats both proof kinds alike.
+
+Also the verifier's side, independent of the circuit: the public inputs of each partition from the request's
+commitments (``porep.snap.public_inputs``), never from the synthesised assignment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from porep.snap.circuit import SnapRequest, blank_system, synthesize_request
+from porep.snap.params import UpdateProofType, update_proof_type
+from porep.snap.public_inputs import public_inputs
+
+
+def update_r1cs(pt: UpdateProofType | int | str) -> Any:
+    """The ``gpu.groth16.r1cs.R1CS`` of one partition of an update proof type (bellperson's row and column
+    order; built by ``porep.circuit.cs``, the one porep module that may name gpu.groth16)."""
+    return blank_system(pt if isinstance(pt, UpdateProofType) else update_proof_type(pt)).to_r1cs()
+
+
+def update_assignment(snap: SnapRequest, k: int) -> np.ndarray:
+    """Partition ``k``'s full assignment, canonical ``(num_inputs + num_aux, 8)`` uint32, ONE first: the
+    vector ``R1CS.evaluate`` / ``Assignment.from_r1cs`` take with :func:`update_r1cs`'s matrices. Raises
+    ``porep.snap.circuit.UpdateWitnessError`` (a ValueError) for a request the circuit cannot take; run the
+    strict check (``porep.snap.verify.check_partitions``) first."""
+    return synthesize_request(snap, k, record=False).witness_array()
+
+
+def update_public_inputs(snap: SnapRequest) -> list[list[int]]:
+    """The four public inputs (after ONE) of every partition, from the request's commitments only."""
+    pt = update_proof_type(snap.proof_type)
+    c = pt.constants
+    return [public_inputs(c, k, snap.old_r, snap.new_d, snap.new_r) for k in range(c.partitions)]
