@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpu.arith.cpupool import parallel_map
 from gpu.groth16.r1cs import R1CS, CompactCSR, index_dtype
 from porep.circuit.cs import ConstraintSystem, R, ints_to_limbs
 from porep.circuit.stacked import (
@@ -110,11 +111,14 @@ class PartitionTemplate:
         return hn, int(self.ptr[k][-1]) - hn
 
     def _shifts(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Header columns (final), and challenge columns as ``base + i * step``."""
+        """Header columns (final), and challenge columns as ``base + i * step`` (uint32: every column of
+        the partition fits, checked)."""
         lay = self.layout
         hn, _ = self._split(k)
         ni1 = lay.h_inputs + lay.c_inputs
         aux_shift = (lay.challenges - 1) * lay.c_inputs
+        if lay.num_inputs + lay.num_aux > 2**32:
+            raise ValueError("more than 2^32 variables")
         hc = self.cols[k][:hn].astype(np.int64)
         cc = self.cols[k][hn:].astype(np.int64)
         if ((hc >= lay.h_inputs) & (hc < ni1)).any() or (hc >= ni1 + lay.h_aux).any():
@@ -123,7 +127,7 @@ class PartitionTemplate:
         base = cc + np.where(cc >= ni1, aux_shift, 0)
         own_in = (cc >= lay.h_inputs) & (cc < ni1)
         step = np.where(own_in, lay.c_inputs, np.where(cc >= ni1 + lay.h_aux, lay.c_aux, 0))
-        return head, base, step
+        return head.astype(np.uint32), base.astype(np.uint32), step.astype(np.uint32)
 
     def matrix(self, k: int) -> CompactCSR:
         """Matrix ``k`` (0 = A, 1 = B, 2 = C) of the whole partition, tiled over the challenges."""
@@ -137,13 +141,17 @@ class PartitionTemplate:
         cols[:hn] = head
         out_coeff[:hn] = coeff[:hn]
         out_ptr[: lay.h_rows + 1] = ptr[: lay.h_rows + 1]
-        tail = ptr[lay.h_rows + 1 :]
-        for i in range(n):
+        tail, own = ptr[lay.h_rows + 1 :], coeff[hn:]
+
+        def challenge(i: int) -> None:  # numpy releases the GIL: the challenges fill in parallel
             lo = hn + i * cn
-            cols[lo : lo + cn] = base + i * step
-            out_coeff[lo : lo + cn] = coeff[hn:]
+            np.multiply(step, np.uint32(i), out=cols[lo : lo + cn])
+            np.add(cols[lo : lo + cn], base, out=cols[lo : lo + cn])
+            out_coeff[lo : lo + cn] = own
             r = lay.h_rows + i * lay.c_rows
-            out_ptr[r + 1 : r + lay.c_rows + 1] = tail + i * cn
+            np.add(tail, i * cn, out=out_ptr[r + 1 : r + lay.c_rows + 1])
+
+        parallel_map(challenge, list(range(n)))
         return CompactCSR(out_ptr, cols, out_coeff, self.table)
 
     def r1cs(self) -> R1CS:
