@@ -48,6 +48,9 @@ def generate(
     ] = None,
     force: ForceOption = False,
     backend: BackendOption = Backend.auto,
+    update: Annotated[
+        bool, typer.Option("--update", help="With --sector-size: the SnapDeals update circuit, not PoRep.")
+    ] = False,
 ) -> None:
     """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the
     toxic waste was handled). The fixed-base products run on the GPU (--backend cuda, or auto with a GPU) or
@@ -59,10 +62,18 @@ def generate(
     from gpu.groth16.synthetic import SyntheticCircuit
     from gpu.placement import GpuError
 
-    if sector_size is not None:
+    if update and sector_size is None:
+        fail("--update goes with --sector-size SIZE", EXIT_USAGE)
+    if sector_size is not None and update:
+        from agent.cli.snap import update_r1cs
+
+        system, stem = update_r1cs(sector_size)
+        stem = name or stem
+        circuit: dict[str, object] = {"update_sector_size": sector_size}
+    elif sector_size is not None:
         system, stem = _partition_r1cs(sector_size)
         stem = name or stem
-        circuit: dict[str, object] = {"porep_sector_size": sector_size}
+        circuit = {"porep_sector_size": sector_size}
     elif r1cs is not None:
         try:
             system = R1CS.load(r1cs)

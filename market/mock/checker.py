@@ -42,8 +42,11 @@ def _partitions(request: bytes) -> tuple[Any, int]:
     from market.proofdata import ProofData
 
     pd = ProofData.parse(request)
-    if pd.porep is None:
-        raise ValueError("only PoRep requests are issued by the mock")
+    if pd.snap is not None:
+        from porep.snap.params import update_proof_type
+
+        return pd, update_proof_type(pd.snap.proof_type).partitions
+    assert pd.porep is not None
     pt = pd.porep.proof_type
     return pd, int(pt.partitions)
 
@@ -67,7 +70,7 @@ class DigestStandInChecker:
     name = "digest-stand-in (no cryptographic check)"
 
     def check(self, kind: str, request: bytes, proof: bytes) -> CheckResult:
-        if kind != "PoRep":
+        if kind not in ("PoRep", "Snap"):
             return CheckResult(False, f"{kind} requests are not issued by the mock")
         try:
             _, partitions = _partitions(request)
@@ -88,8 +91,10 @@ class PairingChecker:
 
     name = "groth16-pairing"
 
-    def __init__(self, vk: Path | Any) -> None:
-        """``vk``: a verifying key file (``params generate``) or a ``gpu.groth16.params.VerifyingKey``."""
+    def __init__(self, vk: Path | Any, update_vk: Path | Any | None = None) -> None:
+        """``vk``: a verifying key file (``params generate``) or a ``gpu.groth16.params.VerifyingKey``;
+        ``update_vk`` the same for Snap requests (``params generate --update``; without it Snap proofs are
+        refused)."""
         try:
             from gpu.groth16.params import VerifyingKey
             from gpu.groth16.verifier import prepare_verifying_key
@@ -97,16 +102,22 @@ class PairingChecker:
         except ImportError as exc:
             raise RuntimeError(f"pairing verification is not available yet: {exc}") from exc
         self._pvk = prepare_verifying_key(VerifyingKey.read(vk) if isinstance(vk, Path) else vk)
+        self._update_pvk = None
+        if update_vk is not None:
+            uvk = VerifyingKey.read(update_vk) if isinstance(update_vk, Path) else update_vk
+            self._update_pvk = prepare_verifying_key(uvk)
 
     def check(self, kind: str, request: bytes, proof: bytes) -> CheckResult:
         from gpu.groth16.verifier import verify
         from porep.public_inputs import from_c1
+        from porep.snap.partition import update_public_inputs
 
-        if kind != "PoRep":
+        pvk = self._update_pvk if kind == "Snap" else self._pvk
+        if kind not in ("PoRep", "Snap") or pvk is None:
             return CheckResult(False, f"{kind} requests are not issued by the mock")
         try:
             pd, partitions = _partitions(request)
-            inputs = from_c1(pd.porep)
+            inputs = update_public_inputs(pd.snap) if pd.snap is not None else from_c1(pd.porep)
         except Exception as exc:  # noqa: BLE001
             return CheckResult(False, f"request data does not give public inputs: {exc}")
         want = GROTH16_PROOF_BYTES * partitions
@@ -117,9 +128,7 @@ class PairingChecker:
         bad = [
             k
             for k in range(partitions)
-            if not verify(
-                self._pvk, proof[k * GROTH16_PROOF_BYTES : (k + 1) * GROTH16_PROOF_BYTES], inputs[k]
-            )
+            if not verify(pvk, proof[k * GROTH16_PROOF_BYTES : (k + 1) * GROTH16_PROOF_BYTES], inputs[k])
         ]
         if bad:
             return CheckResult(False, f"partitions {bad} do not verify")

@@ -1,0 +1,51 @@
+"""A 2KiB Snap request made by ``psagent snap make`` proven on the CPU: development parameters from
+``psagent params generate --update --sector-size 2KiB`` (Filecoin's file names), the partition's assignment
+from ``porep.snap.partition``, a Groth16 proof verified with pyblst (gpu.groth16.verifier) against the public
+inputs computed from the request's commitments, never from the circuit. The setup (2^21 domain) and the
+proof take minutes on 2 cores: long suite only (PSAGENT_SNAP_LONG=1)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli import app
+from gpu.groth16.params import Parameters, VerifyingKey
+from gpu.groth16.prover import Assignment, ProvingKey, prove
+from gpu.groth16.verifier import verify
+from market.proofdata import Snap
+from porep.snap.params import update_proof_type
+from porep.snap.partition import update_assignment, update_public_inputs, update_r1cs
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not os.environ.get("PSAGENT_SNAP_LONG"), reason="long: set PSAGENT_SNAP_LONG=1"),
+]
+
+
+def test_2kib_update_proves_and_verifies_on_cpu(request_2kib: Snap, tmp_path: Path) -> None:
+    pt = update_proof_type(request_2kib.proof_type)
+    res = CliRunner().invoke(
+        app,
+        [
+            "params", "generate", "--update", "--sector-size", "2KiB", "--out", str(tmp_path),
+            "--test-seed", "23", "--backend", "cpu",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    params_path, vk_path = tmp_path / f"{pt.param_stem}.params", tmp_path / f"{pt.param_stem}.vk"
+    assert params_path.is_file() and vk_path.is_file()
+    vk = VerifyingKey.read(vk_path)
+    assert vk.num_inputs == 5 and vk_path.stat().st_size == 1_348  # snap.md §6.5: 864 + 4 + 5·96
+    r1cs = update_r1cs(pt)
+    pk = ProvingKey(Parameters.read(params_path, subgroup_check=False), r1cs.density(), backend="cpu")
+    (proof,) = prove(pk, Assignment.from_r1cs(r1cs, update_assignment(request_2kib, 0)))
+    inputs = update_public_inputs(request_2kib)[0]
+    assert verify(vk, proof.to_bytes(), inputs)
+    for i in range(4):
+        wrong = list(inputs)
+        wrong[i] += 1
+        assert not verify(vk, proof.to_bytes(), wrong)
