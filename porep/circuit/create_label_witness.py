@@ -4,9 +4,9 @@ each, one per layer and challenge).
 Why: row-by-row Python synthesis does ~10^5 rows/s; here the gadget is a template (recorded once per
 parent count and layer, ``porep.circuit.template``, compiled to a ``template_witness.BitProgram``) and its
 aux come from two vectorised passes:
-1. the numpy SHA-256 of ``porep.circuit.sha256_witness`` over all messages, which records every
-   ``addmany``'s full integer sum in bellperson's order — its bits are the template's free aux (the result
-   bits, carries included);
+1. the SHA-256 of ``porep.circuit.sha256_witness`` over all messages (Numba; checked against its numpy
+   reference), which records every ``addmany``'s full integer sum in bellperson's order — its bits are the
+   template's free aux (the result bits, carries included);
 2. the bit program (one table lookup per xor / and / ch / maj row, Numba), written straight into the
    assignment; the last row (the 254-bit packing) is the label itself, from the digest.
 Inputs are the bits of the replica id (255), the challenge (64, LSB first) and the 6 or 14 parents (255
@@ -22,7 +22,7 @@ import numpy as np
 from porep.circuit.boolean import Boolean, reverse_bit_numbering
 from porep.circuit.create_label import TOTAL_PARENTS, create_label
 from porep.circuit.cs import ConstraintSystem
-from porep.circuit.sha256_witness import FIELD_BITS, bits_le, sha256_addition_bits, truncate254
+from porep.circuit.sha256_witness import FIELD_BITS, addition_bits, bits_le, truncate254
 from porep.circuit.template import Template, record
 from porep.circuit.template_witness import BitProgram, Program, bit_program, program, solve_bits
 from porep.circuit.uint64 import UInt64
@@ -102,7 +102,7 @@ def write_labels(
     ``out[rows[i] + j]``). Returns the labels, uint8[N, 32] LE (the last aux)."""
     bp = label_program(parents.shape[1], layer)
     msg, inputs, _ = label_inputs(replica_id, layer, nodes, parents)
-    digest, free = sha256_addition_bits(msg, LABEL_CONSTANT_WORDS)
+    digest, free = addition_bits(msg, LABEL_CONSTANT_WORDS)
     if free.shape[1] != len(bp.free):
         raise AssertionError(f"{free.shape[1]} addition bits for {len(bp.free)} free aux")
     solve_bits(bp, inputs, free, out, rows)

@@ -15,9 +15,10 @@ from porep.circuit import boolean as bl
 from porep.circuit import num
 from porep.circuit.boolean import Boolean, reverse_bit_numbering
 from porep.circuit.create_label import create_label
-from porep.circuit.create_label_witness import label_witness, sha256_addition_bits
+from porep.circuit.create_label_witness import label_witness
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.sha256 import sha256
+from porep.circuit.sha256_witness import sha256_addition_bits
 from porep.circuit.template import record
 from porep.circuit.template_witness import program, solve_small
 from porep.circuit.uint64 import UInt64

@@ -4,6 +4,7 @@ the failing row is named; the layout's totals are circuit.md's; the tree-D node 
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 
@@ -12,10 +13,11 @@ import pytest
 from circuit_c1 import Synthesised, long_only
 
 from porep.c1 import C1Arrays, SealCommitPhase1Output
+from porep.circuit.create_label_witness import LABEL_CONSTANT_WORDS
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.partition import partition_assignment
 from porep.circuit.por import sha256_node
-from porep.circuit.sha256_witness import node_program, node_witness
+from porep.circuit.sha256_witness import addition_bits, node_program, node_witness, sha256_addition_bits
 from porep.circuit.stacked import CircuitShape, synthesize_c1
 from porep.circuit.witness import layout
 from porep.prooftypes import proof_type
@@ -132,6 +134,19 @@ def test_node_kernel_equals_the_gadget() -> None:
         assert cs.num_aux - 2 == n_aux
         start = [0, n_aux, 2 * n_aux + 5][i]
         assert np.array_equal(out[start : start + n_aux], cs.witness_array()[1 + 2 :]), i
+
+
+@pytest.mark.parametrize("length", [0, 52, 56, 64, 1248])
+def test_numba_sha256_sums_equal_the_numpy_reference(length: int) -> None:
+    """The Numba SHA-256 behind the bit programs: hashlib's digest and the numpy reference's addition bits
+    (create_label's message with its constant words too)."""
+    msgs = np.frombuffer(random.Random(length).randbytes(3 * length), np.uint8).reshape(3, length)
+    for constant in (frozenset(), LABEL_CONSTANT_WORDS if length == 1248 else frozenset()):
+        digest, bits = addition_bits(msgs, constant)
+        ref_digest, ref_bits = sha256_addition_bits(msgs, constant)
+        assert np.array_equal(bits, ref_bits) and np.array_equal(digest, ref_digest)
+        for i in range(3):
+            assert digest[i].tobytes() == hashlib.sha256(msgs[i].tobytes()).digest()
 
 
 @long_only
