@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long test-snap-long
+.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long test-snap-long reliability
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ test-circuit-long: $(VENV)/.stamp-dev
 # SnapDeals at 8MiB (seal + update + strict check, ~75 s): not in CI.
 test-snap-long: $(VENV)/.stamp-dev
 	PSAGENT_SNAP_LONG=1 $(PY) -m pytest tests/porep/snap/test_snap_8mib.py -q -ra $(PYTEST_ARGS)
+
+# The reliability runner (tests/reliability, RELIABILITY.md): the mock market and the agent as processes, scripted
+# faults, kill -9 at every stage, disk full (tmpfs: needs root), invariants, then a soak of SOAK_S seconds
+# (default 300). ~15 min; not in CI. RELIABILITY_ARGS: e.g. --only kill-9@submit soak, --json out.json.
+reliability: $(VENV)/.stamp-dev
+	SOAK_S=$${SOAK_S:-300} $(PY) tests/reliability/scenarios.py $(RELIABILITY_ARGS)
 
 # The plain install as a user gets it (fresh venv, no cuda extra, no simulator, outside the tree): seal 2KiB ->
 # c1 make -> c1 check -> bench prove --backend cpu. CI runs it after the tests (.ci/run).

@@ -1,0 +1,252 @@
+"""The agent as its own process for the reliability runner: ``python agent_process.py SPEC.json``.
+
+It is the real service (agent.service.Agent, its loops, the SQLite store, market.client over HTTP), built from
+a real TOML configuration through agent.config / agent.runtime (so the key file's permission check, the store
+URL and the size cap are the production ones), with the proving stages played by the stand-in prover of
+tests/agent/_standin.py (the mock market's DigestStandInChecker accepts its bytes; no Groth16 time). Seams the
+runner drives, all in this file:
+
+* ``hold``: at one named pipeline stage (fetch, check, synthesis, prove, verify, store, submit) write
+  the stage into ``control/held`` and sleep, so the runner can ``kill -9`` the process right there;
+* ``gpu_faults``: prove calls (1-based, process-wide) that raise gpu.GpuError: a CUDA launch failure or an
+  out-of-memory error, as gpu.device.Device.use() reports them;
+* ``corrupt``: prove calls whose proof has one byte flipped (a wrong proof the local check must catch);
+* ``control/no-asks``: while this file exists the readiness gate is closed (no new asks): the runner's settle
+  phase, which lets every assigned request finish before the invariants are read.
+Every injected fault appends one line to ``control/injected`` (the runner counts them).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "agent"))  # tests/agent/_standin.py
+
+from agent.cli.common import enable_kernel_cache  # noqa: E402
+
+enable_kernel_cache()  # as the CLI does, before numba loads: a restart must not recompile the C1 checks
+
+from _standin import StandInChecker  # noqa: E402
+
+from agent.config import ConfigError, load_settings  # noqa: E402
+from agent.logsetup import setup_logging  # noqa: E402
+from agent.metrics import AgentMetrics  # noqa: E402
+from agent.pipeline import VerifyReport, check_work  # noqa: E402
+from agent.runtime import agent_settings, load_wallet, open_configured_store  # noqa: E402
+from agent.service import Agent  # noqa: E402
+from agent.store import RequestState, SqliteStore  # noqa: E402
+from gpu.placement import GpuError  # noqa: E402
+from market.client import AlreadyAccepted, MarketClient, RetryPolicy  # noqa: E402
+from market.mock.checker import stand_in_proof  # noqa: E402
+from market.models import ProofReward  # noqa: E402
+from market.proofdata import ProofData  # noqa: E402
+
+
+class Seams:
+    """Stage markers, holds and the injected-fault log, shared by the wrappers below."""
+
+    def __init__(self, control: Path, hold: dict[str, Any] | None) -> None:
+        self.control = control
+        self.hold_stage = (hold or {}).get("stage")
+        self.hold_s = float((hold or {}).get("seconds", 0.0))
+        self.hold_times = int((hold or {}).get("times", 1))
+        self.held = 0
+
+    def mark(self, stage: str, name: str = "stage") -> None:
+        tmp = self.control / f"{name}.tmp"
+        tmp.write_text(stage)
+        os.replace(tmp, self.control / name)
+
+    def at(self, stage: str) -> None:
+        """Called (in a worker thread or the loop's thread) when a stage starts. A held stage is written to
+        ``control/held`` (the other loops go on writing ``control/stage``)."""
+        self.mark(stage)
+        if stage == self.hold_stage and self.held < self.hold_times:
+            self.held += 1
+            self.mark(stage, "held")
+            time.sleep(self.hold_s)
+
+    async def at_async(self, stage: str) -> None:
+        await anyio.to_thread.run_sync(self.at, stage)
+
+    def injected(self, what: str) -> None:
+        with open(self.control / "injected", "a") as fh:
+            fh.write(what + "\n")
+
+    def asks_allowed(self) -> bool:
+        return not (self.control / "no-asks").exists()
+
+
+class FaultyStandInProver:
+    """The stand-in prover with two stages (synthesis, prove) and injected GPU faults / wrong proofs."""
+
+    def __init__(self, seams: Seams, spec: dict[str, Any]) -> None:
+        self.seams = seams
+        self.delay_s = float(spec.get("delay_s", 0.0))
+        self.gpu_faults = {int(k): v for k, v in (spec.get("gpu_faults") or {}).items()}
+        self.corrupt = {int(k) for k in spec.get("corrupt") or []}
+        self.calls = 0
+
+    def prove(self, work: ProofData, job_id: str) -> bytes:
+        self.calls += 1
+        n = self.calls
+        self.seams.at("synthesis")
+        if self.delay_s:
+            time.sleep(self.delay_s / 2)
+        self.seams.at("prove")
+        kind = self.gpu_faults.get(n)
+        if kind == "oom":
+            self.seams.injected("gpu-oom")
+            raise GpuError("CUDA_ERROR_OUT_OF_MEMORY: out of memory (injected)", device=0, out_of_memory=True)
+        if kind == "launch":
+            self.seams.injected("gpu-launch")
+            raise GpuError("CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure (injected)", device=0)
+        if self.delay_s:
+            time.sleep(self.delay_s / 2)
+        proof = bytearray(stand_in_proof(work.raw))
+        if n in self.corrupt:
+            self.seams.injected("wrong-proof")
+            proof[100] ^= 0x01
+        return bytes(proof)
+
+
+class StagedChecker:
+    """The stand-in checker (partition by partition against the stand-in token), announcing itself first."""
+
+    def __init__(self, seams: Seams) -> None:
+        self.seams = seams
+        self.inner = StandInChecker()
+
+    def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
+        self.seams.at("verify")
+        report: VerifyReport = self.inner.verify(work, proof)
+        return report
+
+
+class StagedStore(SqliteStore):
+    """The production store; only the write that makes a verified proof durable announces itself first."""
+
+    seams: Seams
+
+    def transition(self, row_id: int, src: RequestState, dst: RequestState, **kw: Any) -> Any:
+        if dst is RequestState.COMPUTED:
+            self.seams.at("store")
+        return super().transition(row_id, src, dst, **kw)
+
+
+class StagedMarket:
+    """market.client.MarketClient with stage markers on fetch and on the answer of a submission."""
+
+    def __init__(self, client: MarketClient, seams: Seams) -> None:
+        self.client = client
+        self.seams = seams
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def fetch_request_bytes(self, request_cid: str) -> bytes:
+        await self.seams.at_async("fetch")
+        return await self.client.fetch_request_bytes(request_cid)
+
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward | AlreadyAccepted:
+        self.seams.mark("submit")
+        outcome = await self.client.complete(request_cid, proof)
+        # the market has the proof; the answer is in this process only until the store records it
+        await self.seams.at_async("submit")
+        return outcome
+
+
+class ReliabilityAgent(Agent):
+    seams: Seams
+
+    def ready(self) -> bool:
+        return super().ready() and self.seams.asks_allowed()
+
+
+def main(spec_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text())
+    control = Path(spec["control_dir"])
+    control.mkdir(parents=True, exist_ok=True)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the runner asks for stacks of a stuck agent
+    setup_logging("info", "json")
+    try:
+        settings = load_settings(Path(spec["config"]))
+        wallet = load_wallet(settings)
+        open_configured_store(settings).close()  # the configured URL must open (one-line error otherwise)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    seams = Seams(control, spec.get("hold"))
+    store = StagedStore(settings.store.url.removeprefix("sqlite:///"))
+    store.seams = seams
+    t = spec.get("timing", {})
+    s = agent_settings(settings)
+    s = replace(
+        s,
+        requests=replace(s.requests, deadline_s=float(t.get("deadline_s", s.requests.deadline_s))),
+        idle_s=float(t.get("idle_s", 0.05)),
+        error_backoff_s=float(t.get("error_backoff_s", 0.2)),
+        error_backoff_max_s=float(t.get("error_backoff_max_s", 2.0)),
+        drain_s=float(t.get("drain_s", 10.0)),
+        janitor_every_s=float(t.get("janitor_every_s", 600.0)),
+    )
+    m = settings.market
+    retry = RetryPolicy(
+        initial_s=float(t.get("retry_initial_s", 0.1)),
+        max_s=float(t.get("retry_max_s", 1.0)),
+        budget_s=m.retry_budget_s,
+        attempt_s=m.request_timeout_s + 1.0,
+        fetch_attempt_s=m.request_timeout_s * 4,
+    )
+    metrics = AgentMetrics()
+    if settings.metrics.listen:
+        metrics.serve(settings.metrics.listen)
+
+    def warm_up() -> None:
+        """The readiness gate's warm-up: one strict check of a genuine C1 (compiles the hashing kernels)
+        before the first ask, so the first request does not spend its deadline compiling."""
+        if spec.get("warm_up_data"):
+            check_work(Path(spec["warm_up_data"]).read_bytes())
+
+    def check(raw: bytes) -> ProofData:
+        seams.at("check")
+        return check_work(raw)
+
+    async def run() -> int:
+        async with MarketClient(
+            m.url, wallet, timeout_s=m.request_timeout_s, retry=retry, max_request_bytes=m.max_request_bytes
+        ) as client:
+            agent = ReliabilityAgent(
+                StagedMarket(client, seams),
+                store,
+                FaultyStandInProver(seams, spec.get("prover", {})),
+                StagedChecker(seams),
+                s,
+                check=check,
+                warm_up=warm_up,
+                metrics=metrics,
+            )
+            agent.seams = seams
+            summary = await agent.run(max_proofs=spec.get("max_proofs"))
+        print(summary.line(), flush=True)
+        return 0
+
+    try:
+        return anyio.run(run)
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
