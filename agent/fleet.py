@@ -31,7 +31,7 @@ import anyio
 from agent.requester import RequestLoopSettings
 from agent.store import Store, in_worker
 
-__all__ = ["FleetMember", "fleet_marks", "local_devices"]
+__all__ = ["FleetMember", "fleet_lines", "fleet_marks", "fleet_report", "local_devices"]
 
 log = logging.getLogger(__name__)
 
@@ -144,3 +144,52 @@ class FleetMember:
         """The request loop's settings sized for the fleet's live capacity."""
         fleet = await in_worker(self.store.fleet_capacity)
         return fleet_marks(settings, fleet, self.capacity)
+
+
+def fleet_report(store: Store) -> dict[str, object]:
+    """The fleet as ``psagent status`` shows it: members (alive or not), their devices, claims, heartbeats
+    and last errors, the requester, and the live capacity the request loop sizes its asks by."""
+    hosts = store.hosts()
+    leader = next((h.owner for h in hosts if h.alive and h.requester), None)
+    return {
+        "capacity": store.fleet_capacity(),
+        "alive": sum(h.alive for h in hosts),
+        "requester": leader,
+        "members": [
+            {
+                "owner": h.owner,
+                "hostname": h.hostname,
+                "pid": h.pid,
+                "state": "alive" if h.alive else ("stopped" if h.stopped_at is not None else "silent"),
+                "requester": h.owner == leader,
+                "capacity": h.capacity,
+                "devices": list(h.devices),
+                "proving": h.proving,
+                "leased": h.leased,
+                "heartbeat_age_s": round(h.age_s, 1),
+                "last_error": h.last_error,
+                "last_error_age_s": (
+                    None if h.last_error_at is None else round(h.heartbeat_at - h.last_error_at + h.age_s, 1)
+                ),
+            }
+            for h in hosts
+        ],
+    }
+
+
+def fleet_lines(report: dict[str, object]) -> list[str]:
+    """``fleet_report`` for people: one line for the fleet, one per member, one per member's last error."""
+    members = report["members"]
+    assert isinstance(members, list)
+    head = f"fleet:    {report['alive']} of {len(members)} member(s) alive, capacity {report['capacity']}"
+    lines = [head + (f", requester {report['requester']}" if report["requester"] else ", no requester")]
+    for m in members:
+        role = " requester" if m["requester"] else ""
+        lines.append(
+            f"  {m['owner']} ({m['hostname']} pid {m['pid']}): {m['state']}{role}, heartbeat "
+            f"{m['heartbeat_age_s']:.1f} s ago, capacity {m['capacity']}, proving {m['proving']}, "
+            f"held {m['leased']}, devices {', '.join(m['devices']) or 'none'}"
+        )
+        if m["last_error"]:
+            lines.append(f"    last error {m['last_error_age_s']:.0f} s ago: {m['last_error']}")
+    return lines

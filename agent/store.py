@@ -161,6 +161,7 @@ class HostRow:
     proving: int  # rows it holds in proving
     leased: int  # queued/computed rows it holds while fetching/submitting
     alive: bool  # running and heartbeating within the store's stale_after_s
+    age_s: float = 0.0  # since its last heartbeat, by the store's clock (PostgreSQL: the server's)
 
 
 class Store(Protocol):
@@ -723,6 +724,7 @@ class SqlStore:
                 proving=int(r[11]),
                 leased=int(r[12]),
                 alive=r[10] is None and r[6] >= now - self.stale_after_s,
+                age_s=max(0.0, now - r[6]),
             )
             for r in rows
         ]

@@ -85,10 +85,11 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def status(config: ConfigOption = None, json_flag: JsonOption = False) -> None:
-        """Queue, asks, payments, devices (read from the store; works while the service runs)."""
+        """Queue, asks, payments, devices, the fleet (read from the store; works while the service runs)."""
         import json
 
         from agent.config import ConfigError
+        from agent.fleet import fleet_lines, fleet_report
         from agent.runtime import gate_file, open_configured_store, status_report
 
         settings = settings_or_exit(config)
@@ -98,6 +99,7 @@ def register(app: typer.Typer) -> None:
             fail(str(exc), EXIT_USAGE)
         try:
             report = status_report(store, gate=gate_file(settings)).as_json()
+            report["fleet"] = fleet_report(store)
         finally:
             store.close()
         report["devices"] = _devices()
@@ -115,6 +117,8 @@ def register(app: typer.Typer) -> None:
         for f in report["recent_failures"]:
             typer.echo(f"failed:   {f['request_cid']}: {f['error']}")
         typer.echo("devices:  " + (", ".join(report["devices"]) or "none (CPU proving)"))
+        for line in fleet_lines(report["fleet"]):
+            typer.echo(line)
 
 
 def _devices() -> list[str]:

@@ -187,3 +187,44 @@ def test_three_agents_share_the_work_and_survive_a_kill_9(
     hosts = store.hosts()
     assert len(hosts) == 3 and sum(h.stopped_at is not None for h in hosts) == 2  # the killed one never left
     store.close()
+
+
+def test_status_shows_the_fleet(pg_url: str, tmp_path: Path) -> None:
+    """psagent status on a PostgreSQL store: members, their devices, claims, heartbeats, last errors, and
+    which one is the requester."""
+    import json
+
+    import psycopg
+    from typer.testing import CliRunner
+
+    from agent.cli import app
+
+    store = open_store(pg_url)
+    for n in range(2):
+        row = store.add_request(n, f"cid-{n}", 1)
+        assert row is not None
+        store.store_data(row.row_id, b"d", "porep")
+    store.heartbeat("gpu1-10-aa", hostname="gpu1", pid=10, capacity=2, devices=["0: H200", "1: H200"])
+    store.heartbeat("gpu2-20-bb", hostname="gpu2", pid=20, capacity=1, devices=["0: H200"],
+                    last_error="prover0: GpuError: CUDA_ERROR_LAUNCH_FAILED")
+    assert store.claim("gpu1-10-aa") is not None and store.try_lead("gpu1-10-aa")
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # gpu2 went silent 100 s ago
+        conn.execute("UPDATE hosts SET heartbeat_at = heartbeat_at - 100 WHERE owner = 'gpu2-20-bb'")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[store]\nurl = "{pg_url}"\n[logging]\nformat = "json"\n')
+    res = CliRunner().invoke(app, ["status", "--config", str(cfg), "--json"])
+    assert res.exit_code == 0, res.output
+    fleet = json.loads(res.stdout)["fleet"]
+    assert (fleet["alive"], fleet["capacity"], fleet["requester"]) == (1, 2, "gpu1-10-aa")
+    members = {m["owner"]: m for m in fleet["members"]}
+    assert members["gpu1-10-aa"]["state"] == "alive" and members["gpu1-10-aa"]["proving"] == 1
+    assert members["gpu1-10-aa"]["devices"] == ["0: H200", "1: H200"] and members["gpu1-10-aa"]["requester"]
+    assert members["gpu2-20-bb"]["state"] == "silent" and members["gpu2-20-bb"]["heartbeat_age_s"] >= 100
+    assert members["gpu2-20-bb"]["last_error"] == "prover0: GpuError: CUDA_ERROR_LAUNCH_FAILED"
+    human = CliRunner().invoke(app, ["status", "--config", str(cfg)])
+    assert human.exit_code == 0, human.output
+    out = human.stdout
+    assert "fleet:    1 of 2 member(s) alive, capacity 2, requester gpu1-10-aa" in out
+    assert "gpu2-20-bb (gpu2 pid 20): silent" in out and "CUDA_ERROR_LAUNCH_FAILED" in out
+    assert "gpu1-10-aa (gpu1 pid 10): alive requester" in out and "devices 0: H200, 1: H200" in out
+    store.close()
