@@ -448,3 +448,29 @@ def check_partitions(
         cs = partition_challenges(c, comm_r_new, k) if new_r_ok else None
         fails.extend(_PartitionCheck(c, k, h, comm_r_old, comm_r_new, comm_d_new, proof, cs, phi_value).run())
     return report
+
+
+class UpdateProofError(ValueError):
+    """A Snap request failed the strict vanilla check (the message lists the first failures)."""
+
+    def __init__(self, report: SnapReport):
+        self.report = report
+        lines = [str(f) for f in report.failures[:20]]
+        more = len(report.failures) - len(lines)
+        super().__init__("; ".join(lines) + (f"; … and {more} more" if more > 0 else ""))
+
+
+def check_request(snap: object) -> SnapReport:
+    """:func:`check_partitions` of a market Snap request (``market.proofdata.Snap``: ProofType, old_r, new_r,
+    new_d, Proofs), raising :class:`UpdateProofError` unless every check passes: what the agent runs before it
+    accepts Snap work, like ``porep.vanilla_verify.check_c1`` for PoRep."""
+    report = check_partitions(
+        snap.proof_type,  # type: ignore[attr-defined]
+        snap.old_r,  # type: ignore[attr-defined]
+        snap.new_r,  # type: ignore[attr-defined]
+        snap.new_d,  # type: ignore[attr-defined]
+        list(snap.proofs),  # type: ignore[attr-defined]
+    )
+    if not report.ok:
+        raise UpdateProofError(report)
+    return report

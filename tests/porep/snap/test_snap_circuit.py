@@ -46,15 +46,27 @@ PUBLISHED = {32: 1_248_389, 64: 1_705_039, 128: 2_165_109, 256: 2_620_359, 512: 
 DERIVED = {1 << 18: 10_007_503, 1 << 24: 57_450_479, 1 << 31: 85_006_101}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nodes", [32, 128, 256])
 def test_published_counts_of_small_test_sizes(nodes: int) -> None:
     s = partition_stats(constants_for_nodes(nodes))
     assert (s.num_constraints, s.num_inputs) == (PUBLISHED[nodes], 5)
 
 
+def _available_gib() -> float:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2**20
+    return 0.0
+
+
 @pytest.mark.slow
 def test_32gib_count_without_materialising() -> None:
-    """81,049,499 per partition (Rust's ignored BenchCS test), from the header + one challenge × 86."""
+    """81,049,499 per partition (Rust's ignored BenchCS test), from the header + one challenge × 86
+    (~30 s of CPU and 2.0 GB peak RSS on the 2-core machine: the 128-leaf apex tree is 5.9 M rows)."""
+    if _available_gib() < 3:
+        pytest.skip(f"needs ~2 GiB free for the 32GiB header, {_available_gib():.1f} GiB available")
     s = partition_stats(update_proof_type("StackedDrg32GiBV1"))
     assert (s.num_constraints, s.num_inputs) == (81_049_499, 5)
     assert (s.num_constraints_total - 1).bit_length() == 27  # one 2^27 domain per partition
@@ -75,7 +87,10 @@ def test_2kib_request_witness_satisfies(synth_request_2kib: Synth, request_2kib:
     r1cs.check(cs.witness_array())
     # the input assignment is the verifier's vector, computed from the request without the circuit
     assert cs.inputs()[1:] == update_public_inputs(request_2kib)[0]
-    assert np.array_equal(update_assignment(request_2kib, 0), cs.witness_array())
+    # the prover's entry gives the same vector, written into a caller's buffer
+    out = np.full((r1cs.num_vars, 8), 7, np.uint32)
+    assert update_assignment(request_2kib, 0, out=out) is out
+    assert np.array_equal(out, cs.witness_array())
 
 
 @pytest.mark.slow
