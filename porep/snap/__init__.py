@@ -1,4 +1,4 @@
-"""SnapDeals ("EmptySectorUpdate") update proofs without the circuit (docs snap.md).
+"""SnapDeals ("EmptySectorUpdate") update proofs (docs snap.md).
 
 * :mod:`porep.snap.params` — ``RegisteredUpdateProof`` ids 0–4 and the per-size constants;
 * :mod:`porep.snap.randomness` — the tag-2^40 Poseidon, phi, rho, challenge digests;
@@ -8,5 +8,7 @@
 * :mod:`porep.snap.update` — updating a CC sector and generating the vanilla partition proofs;
 * :mod:`porep.snap.tree_r` — tree R in every update shape (single, Sub, Top) and its proofs;
 * :mod:`porep.snap.verify` — the strict vanilla check;
-* :mod:`porep.snap.public_inputs` — the circuit's public inputs per partition.
+* :mod:`porep.snap.public_inputs` — the circuit's public inputs per partition;
+* :mod:`porep.snap.circuit` — the EmptySectorUpdate circuit (Rust's synthesis order) and request → witness;
+* :mod:`porep.snap.partition` — what a prover asks of it: the R1CS of a size, a partition's assignment.
 """
