@@ -5,6 +5,7 @@
     python benchmarks/setup_bench.py kernel --g1 20,24,27 --g2 22 [--check 48] [--json F]
         # the GPU fixed-base kernel alone (gpu.groth16.fixed_base_cuda): random scalars, 16-bit table, bytes
         # produced chunk by chunk and dropped (no disk); sampled products checked against pyblst
+    python benchmarks/setup_bench.py read FILE.params [--device-load]   # read times (host, digest, device)
 
 CPU seconds are reported next to wall time because the 2-core development machine is shared: the wall
 time of a loaded run says little, its CPU time is close to what an idle machine needs (divided by the
@@ -138,6 +139,46 @@ def kernel_bench(argv: list[str]) -> dict[str, object]:
     return results
 
 
+def read_bench(argv: list[str]) -> int:
+    """Read one .params file: host decode (Parameters.read, no subgroup checks), the file's BLAKE2b digest,
+    and with --device-load the device decoder (gpu.groth16.params_device), checked equal to the host's."""
+    import hashlib
+
+    import numpy as np
+
+    from gpu.groth16.params import Parameters
+
+    path = argv[0]
+    t = time.perf_counter()
+    params = Parameters.read(path, subgroup_check=False)
+    print(f"Parameters.read(subgroup_check=False): {time.perf_counter() - t:.2f} s", flush=True)
+    t = time.perf_counter()
+    h = hashlib.blake2b()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            h.update(block)
+    print(f"BLAKE2b of the file: {time.perf_counter() - t:.2f} s ({h.hexdigest()[:32]})", flush=True)
+    if "--device-load" not in argv:
+        return 0
+    from gpu.device import devices
+    from gpu.groth16.params_device import load_to_device
+    from gpu.groth16.prover import permuted_h_bases
+
+    dev = devices()[0]
+    for attempt in ("first (compiles the decoder)", "second"):
+        t = time.perf_counter()
+        d = load_to_device(path, dev, h_bitrev=True)
+        print(
+            f"load_to_device {attempt}: {time.perf_counter() - t:.2f} s, {d.nbytes() / 1e9:.2f} GB",
+            flush=True,
+        )
+    same = np.array_equal(d.h.copy_to_host(), permuted_h_bases(params.h, params.domain_log)) and all(
+        np.array_equal(getattr(d, k).copy_to_host(), getattr(params, k)) for k in ("l", "a", "b_g1", "b_g2")
+    )
+    print(f"device arrays == host arrays: {same}", flush=True)
+    return 0 if same else 1
+
+
 def _blst(group: str, ks: list[int]) -> list[object]:
     from gpu.curves import G1, G2
 
@@ -146,6 +187,8 @@ def _blst(group: str, ks: list[int]) -> list[object]:
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["read"]:
+        raise SystemExit(read_bench(argv[1:]))
     if argv[:1] == ["kernel"]:
         res = kernel_bench(argv[1:])
         bad = sum(r["mismatches"] for r in res["runs"])  # type: ignore[attr-defined]

@@ -7,9 +7,9 @@ Parameters (.params): vk ‖ (u32-BE len ‖ G1...) h ‖ l ‖ a ‖ b_g1 ‖ (
   Points at infinity are rejected on read (bellperson's reader does the same); trailing bytes are ignored.
 Proof: A (G1 compressed, 48) ‖ B (G2 compressed, 96) ‖ C (G1 compressed, 48) = 192 bytes; a multi-partition
   proof is the concatenation in partition order.
-Reading decodes straight from a memory map into the final arrays, chunk by chunk (no second copy of the file);
-the curve check always runs, the subgroup check unless ``subgroup_check=False`` (a file already checked
-against a published digest).
+Reading decodes straight from a memory map into the final arrays, several chunks at a time (no second copy of
+the file); the curve check always runs, the subgroup check unless ``subgroup_check=False`` (a file already
+checked against a published digest). gpu.groth16.params_device loads a file onto a GPU without a host decode.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ G1_UNC = 96
 G2_UNC = 192
 VK_FIXED = 3 * G1_UNC + 3 * G2_UNC  # before ic_len
 CHUNK_POINTS = 1 << 18
+READ_THREADS = 4  # chunks decoded at once by the reader (each also uses the CPU pool for its field work)
 
 
 def _one(group: Group, a: np.ndarray) -> np.ndarray:
@@ -173,14 +174,27 @@ def _decode(
         raise EncodingError(f"truncated: {count} {group.name} points need {count * size} bytes")
     if out is None:
         out = np.empty((count,) + group.affine_shape, dtype=np.uint32)
-    for lo in range(0, count, CHUNK_POINTS):
+    dst = out
+
+    def chunk(lo: int) -> None:
         hi = min(count, lo + CHUNK_POINTS)
         pts = group.from_bytes(
             bytes(view[pos + lo * size : pos + hi * size]), compressed=False, subgroup_check=subgroup_check
         )
         if not np.all(np.any(pts.reshape(hi - lo, -1), axis=1)):
             raise EncodingError(f"point at infinity in a {group.name} query")
-        out[lo:hi] = pts
+        dst[lo:hi] = pts
+
+    starts = list(range(0, count, CHUNK_POINTS))
+    if len(starts) <= 1:
+        for lo in starts:
+            chunk(lo)
+    else:  # chunks side by side: the byte shuffles are NumPy (GIL released), the field work Numba (nogil)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+            for f in [pool.submit(chunk, lo) for lo in starts]:
+                f.result()
     return out, end
 
 

@@ -1,7 +1,8 @@
 """The setup's GPU path (gpu.groth16.fixed_base_cuda, setup.generate_file) under the CUDA simulator: the bytes
 of every product equal blst's k * G (independent oracle), and a whole .params file written through the GPU
 path equals the CPU path's and the in-memory setup's byte for byte; the parallel QAP column sums equal the
-R1CS's serial ones; the streaming writer refuses a section of the wrong length.
+R1CS's serial ones; the streaming writer refuses a section of the wrong length; a file loaded straight to
+the device (params_device) equals the host reader's arrays.
 
 Sizes are tiny (the simulator runs a thread as Python: ~0.2 s per G1 product with 8-bit windows)."""
 
@@ -17,15 +18,18 @@ from typer.testing import CliRunner
 from agent.cli import app
 from gpu.arith.fields import fr_encode, fr_from_ints, fr_from_mont
 from gpu.arith.fields.constants import R_MODULUS as R
-from gpu.curves import G1, G2
+from gpu.curves import G1, G2, EncodingError
 from gpu.curves._host import Group
 from gpu.device import devices
+from gpu.groth16 import params as params_mod
 from gpu.groth16 import setup
 from gpu.groth16.fixed_base import FixedBase
 from gpu.groth16.fixed_base_cuda import CudaFixedBase
 from gpu.groth16.params import G1_UNC, Parameters, ParamsWriter, VerifyingKey
+from gpu.groth16.params_device import load_to_device
+from gpu.groth16.prover import permuted_h_bases
 from tests.gpu._circuits import random_circuit
-from tests.gpu._points import blst_points
+from tests.gpu._points import blst_points, random_points
 
 pytestmark = pytest.mark.slow  # CPU table kernels compile (~20 s) and the simulator runs every thread
 
@@ -97,3 +101,45 @@ def test_params_writer_checks_lengths(tmp_path: Path) -> None:
         w.section(1, G1)
         w.write(bytes(G1_UNC))
     assert path.read_bytes() == b"\0\0\0\1" + bytes(G1_UNC)
+
+
+def _small_params(seed: int) -> Parameters:
+    """A parameter file's shape with random points (not a setup's: the loader does not care)."""
+    rnd = random.Random(seed)
+
+    def g1(n: int) -> np.ndarray:
+        return random_points("g1", n, rnd)[0]
+
+    vk = VerifyingKey(
+        g1(1),
+        g1(1),
+        random_points("g2", 1, rnd)[0],
+        random_points("g2", 1, rnd)[0],
+        g1(1),
+        random_points("g2", 1, rnd)[0],
+        g1(2),
+    )
+    return Parameters(vk, g1(7), g1(3), g1(2), g1(2), random_points("g2", 2, rnd)[0])
+
+
+def test_load_to_device_equals_host_read(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device decoder gives the host reader's arrays (H in the prover's bit-reversed slots), in chunks
+    smaller than a section, as does the host reader decoding chunks side by side; a flipped coordinate bit is
+    refused."""
+    params = _small_params(seed)
+    path = tmp_path / "p.params"
+    params.write(path)
+    monkeypatch.setattr(params_mod, "CHUNK_POINTS", 2)
+    assert Parameters.read(path, subgroup_check=False).to_bytes() == params.to_bytes()
+    dev = load_to_device(path, devices()[0], h_bitrev=True, chunk_points=3)
+    assert dev.vk == params.vk and dev.domain_log == params.domain_log == 3
+    assert np.array_equal(dev.h.copy_to_host(), permuted_h_bases(params.h, 3)), f"seed {seed}"
+    for name in ("l", "a", "b_g1", "b_g2"):
+        assert np.array_equal(getattr(dev, name).copy_to_host(), getattr(params, name)), (
+            f"seed {seed}: {name}"
+        )
+    data = bytearray(path.read_bytes())
+    data[-G1_UNC - 2 * 192 - 5] ^= 1  # a coordinate of the last b_g1 point: off the curve (or >= p)
+    (tmp_path / "bad.params").write_bytes(bytes(data))
+    with pytest.raises(EncodingError, match="1 point"):
+        load_to_device(tmp_path / "bad.params", devices()[0])
