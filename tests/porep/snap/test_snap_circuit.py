@@ -308,3 +308,41 @@ def test_blank_witness_has_the_request_structure(request_2kib: Snap) -> None:
     for x, y in zip(b.challenges, w.challenges, strict=True):
         assert [len(s) for s in x.path_r_old] == [len(s) for s in y.path_r_old] == [7, 7]
         assert len(x.path_d_new) == len(y.path_d_new) == 6
+
+
+# ------------------------------------------------------------------------------------------------ shapes
+
+
+def _random_update(nodes: int, seed: int) -> object:
+    from gpu.arith.fields import fr_random
+    from porep.snap.tree_r import build_tree_r
+
+    rng = np.random.default_rng(seed)
+    c = constants_for_nodes(nodes)
+    key = fr_random(nodes, rng).astype("<u4").view(np.uint8).reshape(nodes, 32)
+    data = rng.integers(0, 256, (nodes, 32), dtype=np.uint8)
+    data[:, 31] &= 0x3F
+    comm_c = fr_random(1, rng).astype("<u4").view(np.uint8).tobytes()
+    return update(c, build_tree_r(key, c.tree_r), comm_c, data)
+
+
+def _satisfies(nodes: int, seed: int) -> None:
+    from porep.snap.public_inputs import public_inputs
+
+    u = _random_update(nodes, seed)
+    c = u.constants  # type: ignore[attr-defined]
+    k = c.partitions - 1  # the last partition: every partition bit set
+    w = proof_witness(c, k, u.comm_r_old, u.comm_d_new, u.comm_r_new, u.partition_proof(k))  # type: ignore[attr-defined]
+    cs = ConstraintSystem(witness=True)
+    synthesize(cs, c, w)
+    assert cs.num_constraints == PUBLISHED[nodes]
+    cs.to_r1cs().check(cs.witness_array())
+    assert cs.inputs()[1:] == public_inputs(c, k, u.comm_r_old, u.comm_d_new, u.comm_r_new)  # type: ignore[attr-defined]
+
+
+@long_only
+@pytest.mark.parametrize("nodes", [32, 512, 1024])
+def test_compound_tree_r_witness_satisfies(nodes: int) -> None:
+    """Rust's test-only sizes with the tree-R variants of 32GiB/64GiB requests: 1KiB 8-4-0 (Sub), 16KiB
+    8-8-0 (Sub, 2 partitions: a partition path above the 128-leaf apex tree), 32KiB 8-8-2 (Top)."""
+    _satisfies(nodes, nodes)
