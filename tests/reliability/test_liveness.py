@@ -1,19 +1,23 @@
-"""A bug the gpu-errors-3-in-a-row scenario found, kept as a failing test until agent.service is fixed.
+"""Three bugs the reliability scenarios found, kept as failing tests (xfail, strict) until they are fixed.
 
-Three unverified proofs in a row close the readiness gate ("unhealthy", agent.service.UNHEALTHY_AFTER),
-and only a proof that verifies opens it again. When those three failures are the three attempts of the only
-request in the queue (a GPU fault that lasted a few seconds, ``max_attempts`` = 3), the request fails,
-nothing is left to prove, no ask is made, so no proof can ever verify: the agent stays up, asks for nothing
-and earns nothing until it is restarted. Fix (agent/service.py, PIPELINE's): let the unhealthy gate
-half-open after a cool-down (e.g. remember ``monotonic()`` of the last failure and treat the failures as
-stale after ``error_backoff_max_s``, or re-run the warm-up's self-test proof when the gate is unhealthy and
-nothing is fetched), so one new request is asked for and a verified proof closes the incident.
+gpu-errors-3-in-a-row: three unverified proofs in a row close the readiness gate ("unhealthy",
+agent.service.UNHEALTHY_AFTER), and only a proof that verifies opens it again. When those three failures are
+the three attempts of the only request in the queue (a GPU fault that lasted a few seconds, ``max_attempts``
+= 3), the request fails, nothing is left to prove, no ask is made, so no proof can ever verify: the agent
+stays up, asks for nothing and earns nothing until it is restarted. Fix (agent/service.py, PIPELINE's): let
+the unhealthy gate half-open after a cool-down (e.g. remember ``monotonic()`` of the last failure and treat
+the failures as stale after ``error_backoff_max_s``, or re-run the warm-up's self-test proof when the gate is
+unhealthy and nothing is fetched), so one new request is asked for and a verified proof closes the incident.
+
+submit-outage and disk-full: see the second and third tests.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,8 +25,9 @@ import pytest
 from agent.pipeline import PipelineSettings, VerifyReport
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings
-from agent.store import RequestState, SqliteStore
+from agent.store import RequestRow, RequestState, SqliteStore
 from gpu.placement import GpuError
+from market.errors import TransportError
 from market.models import ProofReward, WorkAsk, WorkRequest, WorkResponse
 from market.proofdata import ProofData
 
@@ -123,3 +128,96 @@ def test_agent_asks_again_after_its_only_request_failed_on_gpu_errors(tmp_path: 
     assert market.completed, (
         f"no proof after the failed request: {market.asks} ask(s), rows {[r.state for r in rows]}"
     )
+
+
+class StuckSubmitMarket(OneAtATimeMarket):
+    """Every submission fails as the market's complete endpoint does during an outage (503 after retries)."""
+
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward:
+        raise TransportError("POST complete: 503 Service Unavailable (outage)")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="agent.requester: computed proofs waiting to be submitted do not count against the ask target",
+)
+def test_agent_stops_asking_while_its_proofs_cannot_be_submitted(tmp_path: Path) -> None:
+    """Found by the submit-outage scenario: while the complete endpoint fails, every proof ends computed and
+    leaves the queue target (queued, fetched, proving), so the agent asks for more work, proves it and piles
+    up proofs that then miss their deadlines (50 challenge proofs each). Fix (agent/requester.py, one line):
+    ``UNFINISHED = (QUEUED, FETCHED, PROVING, COMPUTED)``."""
+    market = StuckSubmitMarket(WORK)
+    store = SqliteStore(tmp_path / "agent.db")
+    settings = AgentSettings(
+        requests=RequestLoopSettings(1, low_water=1, high_water=2, poll_interval_s=0.02, backoff_max_s=0.1),
+        idle_s=0.01,
+        error_backoff_s=0.05,
+        error_backoff_max_s=0.1,
+        drain_s=0.5,
+    )
+    agent = Agent(market, store, FlakyGpuProver(fail=0), MarkChecker(), settings, check=ProofData.parse)
+
+    async def main() -> None:
+        with anyio.move_on_after(4):
+            await agent.run(max_proofs=1, handle_signals=False)
+
+    anyio.run(main)
+    computed = store.counts()[RequestState.COMPUTED]
+    store.close()
+    assert computed >= 1  # the proofs were made; only their submission is stuck
+    assert market.asks <= settings.requests.high_water, f"{market.asks} asks, {computed} proofs stuck"
+
+
+class OnceFullStore(SqliteStore):
+    """The production store whose first write of request data and first write of a verified proof fail the
+    way SQLite fails on a full disk (the scenario's tmpfs), as the disk-full scenario saw them fail."""
+
+    full_data = True
+    full_proof = True
+
+    def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow:
+        if self.full_data:
+            self.full_data = False
+            raise sqlite3.OperationalError("database or disk is full")
+        return super().store_data(row_id, data, proof_type)
+
+    def transition(self, row_id: int, src: RequestState, dst: RequestState, **kw: Any) -> RequestRow:
+        if dst is RequestState.COMPUTED and self.full_proof:
+            self.full_proof = False
+            raise sqlite3.OperationalError("database or disk is full")
+        return super().transition(row_id, src, dst, **kw)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="agent.pipeline: a failed store write after lease()/claim() keeps this process's hold on the row",
+)
+def test_requests_whose_store_write_failed_are_taken_up_again(tmp_path: Path) -> None:
+    """Found by the disk-full scenario: fetch_one leases a queued row and prove_one claims a fetched one for
+    this process; when the write that should end the step fails (disk full), the exception leaves the hold in
+    place. The fetcher then skips the row for good (lease() takes unheld rows only) and the prover, holding
+    its capacity in a row nobody proves, claims nothing more: the agent stays up and proves nothing until it
+    is restarted. Fix (agent/pipeline.py with agent/service.py): release the hold when a step fails after
+    taking it (store.release / PROVING → FETCHED), and, because that write can fail too while the disk is
+    full, let the janitor re-queue rows held by this owner that no running step holds (an in-flight set)."""
+    market = OneAtATimeMarket(WORK)
+    store = OnceFullStore(tmp_path / "agent.db")
+    settings = AgentSettings(
+        requests=RequestLoopSettings(1, low_water=1, high_water=2, poll_interval_s=0.02, backoff_max_s=0.1),
+        idle_s=0.01,
+        error_backoff_s=0.05,
+        error_backoff_max_s=0.1,
+        drain_s=1.0,
+    )
+    agent = Agent(market, store, FlakyGpuProver(fail=0), MarkChecker(), settings, check=ProofData.parse)
+
+    async def main() -> None:
+        with anyio.move_on_after(6):
+            await agent.run(max_proofs=6, handle_signals=False)
+
+    anyio.run(main)
+    rows = store.list_requests()
+    store.close()
+    assert not store.full_data and not store.full_proof  # both faults happened
+    stuck = [(r.row_id, r.state.value, r.owner is not None) for r in rows if r.row_id <= 2]
+    assert all(r.state is RequestState.SUBMITTED for r in rows if r.row_id <= 2), stuck
