@@ -78,14 +78,14 @@ def _get_fq(words, i, base):
 
 
 @jitable
-def _g1_point(words, i):
+def _g1_point(out, words, i):
     x, okx = _get_fq(words, i, 0)
     y, oky = _get_fq(words, i, 12)
     return (x, y), okx and oky
 
 
 @jitable
-def _g2_point(words, i):
+def _g2_point(out, words, i):
     x1, ok1 = _get_fq(words, i, 0)  # c1 first
     x0, ok0 = _get_fq(words, i, 12)
     y1, ok3 = _get_fq(words, i, 24)
@@ -97,7 +97,7 @@ def _g2_point(words, i):
 def decode_point(out, words, i):
     """(affine Montgomery point, all coordinates canonical) from the zcash words of point i; ``out`` (the
     destination array) selects the group."""
-    return (_g1_point if out.ndim == 3 else _g2_point)(words, i)
+    return (_g1_point if out.ndim == 3 else _g2_point)(out, words, i)
 
 
 def _on_curve_choose(q):
