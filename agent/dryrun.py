@@ -38,6 +38,7 @@ def _params(cache: Path, console: Any) -> Path:
     pt = proof_type(DRY_RUN_PROOF)
     directory = cache / "params-dev"
     if all(p.is_file() for p in params_paths(directory, pt)):
+        ensure_dev_params(pt, directory)  # made here: recorded as checked (the prover skips point checks)
         return directory
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -445,7 +445,7 @@ class ProofPipeline:
     ) -> None:
         """``engine``/``circuit``: the seams (default gpu.groth16, porep.circuit.partition). ``read_params``
         (path, subgroup_check), and for the self-test ``setup`` (R1CS → Parameters) and ``sample`` (R1CS,
-        witness, public inputs): the engine's, and a 1024-constraint synthetic circuit."""
+        witness, public inputs): the reference setup and a 256-constraint synthetic circuit."""
         from agent.config import cache_dir
 
         self.params_dir = Path(params_dir)
@@ -497,7 +497,8 @@ class ProofPipeline:
             if not trusted:
                 self.checked.record(path)
             setup["params"] = time.perf_counter() - t0
-            setup["params_checked"] = 0.0 if trusted else 1.0
+            if not trusted:
+                setup["params_point_check"] = setup["params"]  # the once-per-file check was this load
             _emit(events, StageEvent("", -1, 0, "params", setup["params"]))
             if params.vk.num_inputs != r1cs.num_inputs or params.l.shape[0] != r1cs.num_aux:
                 raise ValueError(
@@ -628,16 +629,12 @@ class ProofPipeline:
         )
 
     def self_test(self) -> float:
-        """Prove and verify a small circuit on this engine (fresh development setup); also check that a wrong
-        public input is rejected. Warms the kernels the real proofs use. Returns seconds; raises RuntimeError
-        saying what failed."""
+        """Prove and verify a small circuit on this engine (a fresh setup by the reference implementation);
+        also check that a wrong public input is rejected. Warms the kernels the real proofs use. Returns
+        seconds; raises RuntimeError saying what failed."""
         from gpu.groth16.verifier import verify
 
-        setup: Callable[[Any], Any]
-        if self.setup is not None:
-            setup = self.setup
-        else:
-            from gpu.groth16.setup import generate as setup
+        setup = self.setup if self.setup is not None else _reference_setup
         t0 = time.perf_counter()
         r1cs, witness, xs = self.sample()
         params = setup(r1cs)
@@ -659,7 +656,19 @@ class ProofPipeline:
         return time.perf_counter() - t0
 
 
-def _synthetic_sample(constraints: int = 1024) -> tuple[Any, np.ndarray, list[int]]:
+def _reference_setup(r1cs: Any) -> Any:
+    """The self-test's parameters: gpu.groth16.reference's setup (Python integers + pyblst: independent of
+    the engine under test, nothing to compile), CSPRNG toxic waste, discarded."""
+    import secrets
+
+    from gpu.arith.fields.constants import R_MODULUS
+    from gpu.groth16 import reference
+
+    secret = [secrets.randbelow(R_MODULUS - 2) + 2 for _ in range(5)]
+    return reference.setup(r1cs, reference.ToxicWaste(*secret))
+
+
+def _synthetic_sample(constraints: int = 256) -> tuple[Any, np.ndarray, list[int]]:
     """The self-test's circuit: gpu.groth16.synthetic's Filecoin-like one (bits, packing, full values)."""
     from gpu.groth16.synthetic import SyntheticCircuit
 

@@ -90,6 +90,36 @@ class AgentSettings:
 UNHEALTHY_AFTER = 3  # unverified proofs in a row that close the gate
 
 
+async def _in_daemon_thread(fn: Callable[[], object]) -> None:
+    """Run ``fn`` in a daemon thread and wait for it. Cancelling the wait abandons the thread, and a daemon
+    thread does not hold the process at exit: a SIGTERM during a warm-up of minutes (loading parameters)
+    ends the process after the drain instead of after the warm-up."""
+    import threading
+
+    from anyio import from_thread
+    from anyio.lowlevel import current_token
+
+    token = current_token()
+    done = anyio.Event()
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting task
+            failure.append(e)
+        finally:
+            try:
+                from_thread.run_sync(done.set, token=token)
+            except Exception:  # noqa: BLE001 - the event loop is gone (shutdown): nobody waits any more
+                pass
+
+    threading.Thread(target=target, name="psagent-warm-up", daemon=True).start()
+    await done.wait()
+    if failure:
+        raise failure[0]
+
+
 @dataclass(frozen=True)
 class Gate:
     """The readiness gate as shown to operators: ``state`` is starting, warming, open, failed (the warm-up
@@ -223,8 +253,7 @@ class Agent:
             log.info("warming up (parameters, kernels, self-test proof)")
             t0 = time.perf_counter()
             try:
-                # abandoned on shutdown: a drain does not wait minutes for parameters to finish loading
-                await anyio.to_thread.run_sync(self.warm_up, abandon_on_cancel=True)
+                await _in_daemon_thread(self.warm_up)
             except Exception as e:
                 why = f"warm-up failed: {type(e).__name__}: {e}"
                 self._set_gate("failed", why)

@@ -141,16 +141,22 @@ async def test_unhealthy_prover_closes_the_gate(tmp_path, work_bytes):
     market = MemoryMarket(work_bytes)
     agent = Agent(market, store, FakeProver(corrupt=0), MarkChecker(), _settings(), check=_check)
 
-    async def stop_later() -> None:
-        await anyio.sleep(1.5)
+    seen: dict = {}
+
+    async def stop_when_unhealthy() -> None:
+        while agent.gate().state != "unhealthy":
+            await anyio.sleep(0.05)
+        await anyio.sleep(0.5)  # time for asks, if the closed gate let any through
+        seen["gate"] = agent.gate()
+        seen["ready"] = agent.metrics.registry.get_sample_value("psagent_ready")
         agent._done.set()
 
     with anyio.fail_after(60):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(stop_later)
+            tg.start_soon(stop_when_unhealthy)
             summary = await agent.run(handle_signals=False)
     assert summary.submitted == 0 and market.completed == []  # no unverified proof ever submitted
-    assert not agent.ready()
+    assert seen["gate"].reason.endswith("proofs in a row did not verify") and seen["ready"] == 0
     assert agent.loop_counters.asks_created <= 6  # asks stopped once the prover was found unhealthy
     failed = store.list_requests([RequestState.FAILED])
     assert failed and all("did not verify" in (r.last_error or "") for r in failed)
@@ -242,3 +248,30 @@ async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, 
     assert market.asks == [] and market.requests == []
     assert store.counts()[RequestState.FETCHED] == 1  # not claimed: nothing is proven before the warm-up
     store.close()
+
+
+async def test_a_stop_during_the_warm_up_does_not_wait_for_it(tmp_path, work_bytes):
+    import threading
+    import time
+
+    store = SqliteStore(tmp_path / "s.db")
+    hold = threading.Event()
+    agent = Agent(
+        MemoryMarket(work_bytes), store, FakeProver(), MarkChecker(), _settings(), check=_check,
+        warm_up=lambda: hold.wait(60),
+    )
+
+    async def stop_soon() -> None:
+        await anyio.sleep(0.3)
+        agent._done.set()
+
+    t0 = time.perf_counter()
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stop_soon)
+                summary = await agent.run(handle_signals=False)
+        assert time.perf_counter() - t0 < 10 and summary.asks == 0 and agent.gate().state == "stopped"
+    finally:
+        hold.set()
+        store.close()
