@@ -24,7 +24,14 @@ from porep.circuit.create_label import TOTAL_PARENTS, create_label
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.sha256_witness import FIELD_BITS, addition_bits, bits_le, truncate254
 from porep.circuit.template import Template, record
-from porep.circuit.template_witness import BitProgram, Program, bit_program, program, solve_bits
+from porep.circuit.template_witness import (
+    BitProgram,
+    Program,
+    bit_program,
+    cached_bit_program,
+    program,
+    solve_bits,
+)
 from porep.circuit.uint64 import UInt64
 
 # create_label's message: words 8 (the layer) and 11..15 (zero padding) are constants
@@ -64,10 +71,11 @@ def label_template(n_parents: int, layer: int) -> tuple[Template, Program]:
 
 
 @cache
-def label_program(n_parents: int, layer: int) -> BitProgram:
+def label_program(n_parents: int, layer: int, cache_dir: str | None = None) -> BitProgram:
     """The bit program of one layer's create_label (the layer is a constant of the message: its bits fold,
-    so every layer has its own rows)."""
-    return bit_program(label_template(n_parents, layer)[1])
+    so every layer has its own rows); kept under ``cache_dir`` when given (``cached_bit_program``)."""
+    name = f"create_label-p{n_parents}-l{layer}"
+    return cached_bit_program(name, lambda: bit_program(label_template(n_parents, layer)[1]), cache_dir)
 
 
 def label_inputs(replica_id: bytes, layer: int, nodes: np.ndarray, parents: np.ndarray) -> tuple[
@@ -96,11 +104,12 @@ def label_inputs(replica_id: bytes, layer: int, nodes: np.ndarray, parents: np.n
 
 
 def write_labels(
-    out: np.ndarray, rows: np.ndarray, replica_id: bytes, layer: int, nodes: np.ndarray, parents: np.ndarray
+    out: np.ndarray, rows: np.ndarray, replica_id: bytes, layer: int, nodes: np.ndarray, parents: np.ndarray,
+    cache_dir: str | None = None,
 ) -> np.ndarray:
     """Write N create_labels' own aux into ``out`` (canonical Fr rows, instance i's aux j at
     ``out[rows[i] + j]``). Returns the labels, uint8[N, 32] LE (the last aux)."""
-    bp = label_program(parents.shape[1], layer)
+    bp = label_program(parents.shape[1], layer, cache_dir)
     msg, inputs, _ = label_inputs(replica_id, layer, nodes, parents)
     digest, free = addition_bits(msg, LABEL_CONSTANT_WORDS)
     if free.shape[1] != len(bp.free):

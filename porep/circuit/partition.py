@@ -28,11 +28,15 @@ def partition_r1cs(pt: object, cache_dir: str | os.PathLike[str] | None = None) 
     return partition_pce(CircuitShape.for_proof_type(pt), cache_dir)
 
 
-def partition_assignment(c1: object, k: int, out: np.ndarray | None = None) -> np.ndarray:
+def partition_assignment(
+    c1: object, k: int, out: np.ndarray | None = None, cache_dir: str | os.PathLike[str] | None = None
+) -> np.ndarray:
     """Partition ``k``'s full assignment, canonical ``(num_inputs + num_aux, 8)`` uint32, ONE first: the
     vector ``R1CS.evaluate`` / ``Assignment.from_r1cs`` take with ``partition_r1cs``'s matrices. Computed by
     the vectorised witness (``porep.circuit.witness``), equal to ``synthesize_c1(c1, k).witness_array()``;
-    ``out`` (C-contiguous, that shape; e.g. a pinned buffer) is written in full and returned."""
+    ``out`` (C-contiguous, that shape; e.g. a pinned buffer) is written in full and returned; ``cache_dir``
+    keeps the compiled gadget templates under ``cache_dir/witness`` (seconds each to record: 3 at 2KiB,
+    12 at 32GiB)."""
     from porep.circuit.witness import partition_assignment as vectorised
 
-    return vectorised(c1, k, out=out)
+    return vectorised(c1, k, out=out, cache_dir=cache_dir)

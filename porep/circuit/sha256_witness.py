@@ -20,7 +20,7 @@ from gpu.arith.cudashim import cache_enabled
 from porep.circuit.por import sha256_node
 from porep.circuit.sha256 import IV, ROUND_CONSTANTS
 from porep.circuit.template import record
-from porep.circuit.template_witness import BitProgram, bit_program, program, solve_bits
+from porep.circuit.template_witness import BitProgram, bit_program, cached_bit_program, program, solve_bits
 
 MASK = np.uint64(0xFFFFFFFF)
 FIELD_BITS = 255
@@ -262,18 +262,23 @@ def truncate254(digest: np.ndarray) -> np.ndarray:
 
 
 @cache
-def node_program() -> BitProgram:
+def node_program(cache_dir: str | None = None) -> BitProgram:
     """The tree-D node's bit program (45,379 rows / 45,331 aux over its two children)."""
-    t = record(lambda cs, ins: sha256_node(cs, ins), 2)
-    return bit_program(program(t), inputs_read=False)
+
+    def build() -> BitProgram:
+        return bit_program(program(record(lambda cs, ins: sha256_node(cs, ins), 2)), inputs_read=False)
+
+    return cached_bit_program("tree_d_node", build, cache_dir)
 
 
-def node_witness(out: np.ndarray, rows: np.ndarray, children: np.ndarray) -> np.ndarray:
+def node_witness(
+    out: np.ndarray, rows: np.ndarray, children: np.ndarray, cache_dir: str | None = None
+) -> np.ndarray:
     """Write N tree-D nodes' aux (``out[rows[i] + j]``, canonical Fr rows) from their children
     (uint8[N, 2, 32] LE): the 510 child bits, every SHA-256 aux and the packed hash. Returns the hashes
     (uint8[N, 32] LE), which are also the last aux."""
     n = children.shape[0]
-    bp = node_program()
+    bp = node_program(cache_dir)
     msg = np.ascontiguousarray(children, dtype=np.uint8).reshape(n, 64)
     digest, sums = addition_bits(msg)
     free = np.concatenate([bits_le(children[:, 0]), bits_le(children[:, 1]), sums], axis=1)

@@ -10,7 +10,14 @@ rows with nothing unknown are checks and are skipped.
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
+import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -20,6 +27,8 @@ from gpu.arith.cudashim import cache_enabled
 from gpu.arith.fields import fr_add, fr_encode, fr_load, fr_load2, fr_mul, fr_store2, fr_sub, fr_zero
 from porep.circuit.cs import R
 from porep.circuit.template import Template
+
+log = logging.getLogger(__name__)
 
 
 def _signed(c: int) -> int:
@@ -326,3 +335,73 @@ def solve_bits(
         np.ascontiguousarray(free, dtype=np.uint8), bp.free,
         bp.dst, bp.src, bp.table, 1 + bp.n_inputs + bp.n_aux, out, rows, n_write, min_chunk=1,
     )
+
+
+# ---------------------------------------------------------------------- on-disk cache of bit programs
+
+# the files whose code decides a bit program: the gadgets' rows and this compilation
+_PROGRAM_CODE = (
+    "boolean.py", "create_label.py", "cs.py", "multipack.py", "num.py", "por.py", "sha256.py", "uint32.py",
+    "uint64.py", "template.py", "template_witness.py", "create_label_witness.py", "sha256_witness.py",
+)
+CACHE_SUBDIR = "witness"
+
+
+@cache
+def program_version() -> str:
+    """Digest of the code that shapes a bit program (``_PROGRAM_CODE``): the key's version part."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in _PROGRAM_CODE:
+        h.update(name.encode() + b"\0" + (here / name).read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _save(bp: BitProgram, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(
+            f, free=bp.free, dst=bp.dst, src=bp.src, table=bp.table,
+            meta=np.asarray([bp.n_inputs, bp.n_aux, bp.last], dtype=np.int64),
+        )
+    os.replace(tmp, path)
+
+
+def _load(path: Path) -> BitProgram:
+    with open(path, "rb") as f, np.load(f) as z:
+        n_inputs, n_aux, last = (int(x) for x in z["meta"])
+        bp = BitProgram(n_inputs, n_aux, z["free"], z["dst"], z["src"], z["table"], last)
+    n_vals = 1 + n_inputs + n_aux
+    ok = (
+        bp.dst.dtype == np.int32 and bp.src.dtype == np.int32 and bp.free.dtype == np.int32
+        and bp.table.dtype == np.uint8 and bp.src.shape == (len(bp.dst), 4)
+        and bp.table.shape == (len(bp.dst), 16)
+        and all(len(a) == 0 or (a.min() >= 0 and a.max() < n_vals) for a in (bp.dst, bp.src.ravel(), bp.free))
+    )
+    if not ok:
+        raise ValueError("inconsistent arrays")
+    return bp
+
+
+def cached_bit_program(
+    name: str, build: Callable[[], BitProgram], cache_dir: str | os.PathLike[str] | None
+) -> BitProgram:
+    """``build()``, or its copy from ``cache_dir/witness/<name>-<program_version>.npz`` (recording a
+    create_label template takes seconds of Python; a 32GiB partition needs 11 of them). An unreadable or
+    inconsistent file is rebuilt; files of other code versions are removed."""
+    if cache_dir is None:
+        return build()
+    root = Path(cache_dir) / CACHE_SUBDIR
+    path = root / f"{name}-{program_version()}.npz"
+    if path.exists():
+        try:
+            return _load(path)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            log.warning("witness cache entry %s is unusable (%s): building it again", path, exc)
+    bp = build()
+    for old in root.glob(f"{name}-*.npz") if root.is_dir() else ():
+        if old != path:
+            old.unlink(missing_ok=True)
+    _save(bp, path)
+    return bp

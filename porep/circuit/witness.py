@@ -15,6 +15,7 @@ decompositions.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from functools import cache
 
@@ -75,8 +76,9 @@ def _parents(layer: int) -> int:
 
 
 @cache
-def layout(shape: CircuitShape) -> Layout:
-    """Walk one challenge in ``stacked.synthesize_challenge``'s order, adding each gadget's aux count."""
+def layout(shape: CircuitShape, cache_dir: str | None = None) -> Layout:
+    """Walk one challenge in ``stacked.synthesize_challenge``'s order, adding each gadget's aux count (the
+    bit programs are built here, or read from ``cache_dir``)."""
     off = 0
 
     def take(n: int) -> int:
@@ -89,7 +91,7 @@ def layout(shape: CircuitShape) -> Layout:
 
     hash_aux = constraint_count(shape.layers)
     data_leaf = take(1)
-    node_aux = node_program().n_aux
+    node_aux = node_program(cache_dir).n_aux
     tree_d = tuple(take(SHA_LEVEL_HEAD + node_aux) for _ in range(shape.tree_d_depth))
     col_rows, col_hash, col_por = [], [], []
     for _ in range(COLUMNS):
@@ -100,7 +102,7 @@ def layout(shape: CircuitShape) -> Layout:
     parent_bits, label = [], []
     for layer in range(1, shape.layers + 1):
         parent_bits.append(tuple(take(FIELD_BITS) for _ in range(_parents(layer))))
-        label.append(take(label_program(_parents(layer), layer).n_aux))
+        label.append(take(label_program(_parents(layer), layer, cache_dir).n_aux))
     encode = take(1)
     tree_r = por(shape.tree_arities)
     cx_hash = take(hash_aux)
@@ -170,7 +172,9 @@ def _mont(values: np.ndarray) -> np.ndarray:
     return fr_to_mont(np.ascontiguousarray(values).view("<u4").reshape(-1, 8)).reshape(*lead, 8)
 
 
-def _tree_d(out: np.ndarray, lay: Layout, base: np.ndarray, w: PartitionWitness) -> None:
+def _tree_d(
+    out: np.ndarray, lay: Layout, base: np.ndarray, w: PartitionWitness, cache_dir: str | None
+) -> None:
     """Every tree-D level of every challenge: the node chain with hashlib (the same function the circuit
     computes), then all SHA-256 nodes in one bit-program pass."""
     depth, n = lay.shape.tree_d_depth, lay.shape.challenges
@@ -189,14 +193,21 @@ def _tree_d(out: np.ndarray, lay: Layout, base: np.ndarray, w: PartitionWitness)
             cur = bytes(d)
     starts = base[:, None] + np.asarray(lay.tree_d, dtype=np.int64)[None, :]
     _put(out, starts[..., None] + np.arange(4), heads)
-    node_witness(out, (starts + SHA_LEVEL_HEAD).reshape(-1), heads[:, :, 2:].reshape(n * depth, 2, 32))
+    children = heads[:, :, 2:].reshape(n * depth, 2, 32)
+    node_witness(out, (starts + SHA_LEVEL_HEAD).reshape(-1), children, cache_dir)
 
 
-def assignment(shape: CircuitShape, w: PartitionWitness, out: np.ndarray | None = None) -> np.ndarray:
+def assignment(
+    shape: CircuitShape, w: PartitionWitness, out: np.ndarray | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> np.ndarray:
     """The full assignment of a partition circuit with witness ``w`` (``stacked.partition_witness``):
     canonical uint32[num_inputs + num_aux, 8], ONE at row 0. ``out`` (C-contiguous, that shape) is
-    written in full and returned, e.g. a pinned buffer of the proving loop."""
-    lay = layout(shape)
+    written in full and returned, e.g. a pinned buffer of the proving loop. ``cache_dir``: where the
+    compiled gadget templates are kept (``template_witness.cached_bit_program``)."""
+    if cache_dir is not None:
+        cache_dir = os.fspath(cache_dir)
+    lay = layout(shape, cache_dir)
     n, layers = shape.challenges, shape.layers
     if len(w.challenges) != n:
         raise ValueError(f"{len(w.challenges)} challenges, the shape has {n}")
@@ -230,7 +241,7 @@ def assignment(shape: CircuitShape, w: PartitionWitness, out: np.ndarray | None 
 
     base = lay.challenge_base()
     _put(out, base + lay.data_leaf, _le([ch.data_leaf for ch in chs]))  # type: ignore[misc]
-    _tree_d(out, lay, base, w)
+    _tree_d(out, lay, base, w, cache_dir)
 
     # parents' columns: rows (layer 1 first), then hash and path (filled with the other Poseidon work)
     cols = [c for ch in chs for c in ch.drg_parents + ch.exp_parents]
@@ -253,7 +264,7 @@ def assignment(shape: CircuitShape, w: PartitionWitness, out: np.ndarray | None 
         starts = base[:, None] + np.asarray(lay.parent_bits[layer - 1], dtype=np.int64)[None, :]
         _put_bits(out, starts.reshape(-1), bits_le(parents.reshape(n * p, 32)))
         at = base + lay.label[layer - 1]
-        labels[:, layer - 1] = write_labels(out, at, rid_bytes, layer, nodes, parents)
+        labels[:, layer - 1] = write_labels(out, at, rid_bytes, layer, nodes, parents, cache_dir)
 
     # encode: the last label + the data leaf
     last = [int.from_bytes(labels[i, -1].tobytes(), "little") for i in range(n)]
@@ -283,7 +294,9 @@ def assignment(shape: CircuitShape, w: PartitionWitness, out: np.ndarray | None 
     return out
 
 
-def partition_assignment(c1: object, k: int, out: np.ndarray | None = None) -> np.ndarray:
+def partition_assignment(
+    c1: object, k: int, out: np.ndarray | None = None, cache_dir: str | os.PathLike[str] | None = None
+) -> np.ndarray:
     """Partition ``k`` of a C1 (``porep.c1.SealCommitPhase1Output``): see ``assignment``."""
     shape, w = partition_witness(c1, k)
-    return assignment(shape, w, out=out)
+    return assignment(shape, w, out=out, cache_dir=cache_dir)

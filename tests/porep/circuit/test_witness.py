@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from porep.circuit.partition import partition_assignment, partition_r1cs
 from porep.circuit.por import sha256_node
 from porep.circuit.sha256_witness import addition_bits, node_program, node_witness, sha256_addition_bits
 from porep.circuit.stacked import CircuitShape, synthesize_c1
+from porep.circuit.template_witness import BitProgram, cached_bit_program
 from porep.circuit.witness import layout
 from porep.prooftypes import proof_type
 
@@ -134,6 +136,28 @@ def test_node_kernel_equals_the_gadget() -> None:
         assert cs.num_aux - 2 == n_aux
         start = [0, n_aux, 2 * n_aux + 5][i]
         assert np.array_equal(out[start : start + n_aux], cs.witness_array()[1 + 2 :]), i
+
+
+@pytest.mark.slow
+def test_bit_program_disk_cache(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A cached program reads back equal; a corrupt file is rebuilt (with a warning) and rewritten."""
+    calls: list[int] = []
+
+    def build() -> BitProgram:
+        calls.append(1)
+        return node_program()
+
+    first = cached_bit_program("node", build, tmp_path)
+    again = cached_bit_program("node", build, tmp_path)
+    assert len(calls) == 1
+    for f in ("free", "dst", "src", "table"):
+        assert np.array_equal(getattr(first, f), getattr(again, f))
+    assert (first.n_inputs, first.n_aux, first.last) == (again.n_inputs, again.n_aux, again.last)
+    (path,) = (tmp_path / "witness").glob("node-*.npz")
+    path.write_bytes(path.read_bytes()[:1000])
+    cached_bit_program("node", build, tmp_path)
+    assert len(calls) == 2 and "unusable" in caplog.text
+    assert np.array_equal(cached_bit_program("node", build, tmp_path).src, first.src) and len(calls) == 2
 
 
 @pytest.mark.parametrize("length", [0, 52, 56, 64, 1248])
