@@ -23,13 +23,22 @@ def update_r1cs(pt: UpdateProofType | int | str) -> Any:
     return blank_system(pt if isinstance(pt, UpdateProofType) else update_proof_type(pt)).to_r1cs()
 
 
-def update_assignment(snap: SnapRequest, k: int, out: np.ndarray | None = None) -> np.ndarray:
-    """Partition ``k``'s full assignment, canonical ``(num_inputs + num_aux, 8)`` uint32, ONE first: the
+def _request(work: object) -> SnapRequest:
+    """The Snap request of a market ``ProofData`` (its ``snap``), or the request itself."""
+    snap = getattr(work, "snap", None)
+    if snap is None and hasattr(work, "porep"):
+        raise ValueError("not a Snap request (ProofData.Snap is null)")
+    return snap if snap is not None else work  # type: ignore[return-value]
+
+
+def update_assignment(snap: SnapRequest | object, k: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Partition ``k``'s full assignment of a Snap request (``market.proofdata.Snap``, or the ``ProofData``
+    carrying it), canonical ``(num_inputs + num_aux, 8)`` uint32, ONE first: the
     vector ``R1CS.evaluate`` / ``Assignment.from_r1cs`` take with :func:`update_r1cs`'s matrices. ``out``
     (that shape, e.g. a pinned buffer) is written in full and returned. Raises
     ``porep.snap.circuit.UpdateWitnessError`` (a ValueError) for a request the circuit cannot take; run the
     strict check (``porep.snap.verify.check_request``) first. Direct synthesis (~10^5 rows/s of Python)."""
-    w = synthesize_request(snap, k, record=False).witness_array()
+    w = synthesize_request(_request(snap), k, record=False).witness_array()
     if out is None:
         return w
     if out.shape != w.shape or out.dtype != w.dtype:
@@ -38,8 +47,10 @@ def update_assignment(snap: SnapRequest, k: int, out: np.ndarray | None = None) 
     return out
 
 
-def update_public_inputs(snap: SnapRequest) -> list[list[int]]:
-    """The four public inputs (after ONE) of every partition, from the request's commitments only."""
+def update_public_inputs(snap: SnapRequest | object) -> list[list[int]]:
+    """The four public inputs (after ONE) of every partition, from the request's commitments only
+    (``market.proofdata.Snap`` or the ``ProofData`` carrying it)."""
+    snap = _request(snap)
     pt = update_proof_type(snap.proof_type)
     c = pt.constants
     return [public_inputs(c, k, snap.old_r, snap.new_d, snap.new_r) for k in range(c.partitions)]
