@@ -346,3 +346,28 @@ def test_compound_tree_r_witness_satisfies(nodes: int) -> None:
     """Rust's test-only sizes with the tree-R variants of 32GiB/64GiB requests: 1KiB 8-4-0 (Sub), 16KiB
     8-8-0 (Sub, 2 partitions: a partition path above the 128-leaf apex tree), 32KiB 8-8-2 (Top)."""
     _satisfies(nodes, nodes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("member", ["old_r", "new_d"])
+def test_commitment_mutations_stop_synthesis(request_2kib: Snap, member: str) -> None:
+    """comm_r_old / comm_d_new enter phi, so every rho changes and challenge 0's encoding assertion fails
+    (comm_r_new is covered in the long suite: it moves the challenges)."""
+    bad = dataclasses.replace(request_2kib, **{member: _flip(getattr(request_2kib, member))})
+    with pytest.raises(UpdateWitnessError, match="leaf_r_new is not leaf_r_old"):
+        update_assignment(bad, 0)
+
+
+@long_only
+def test_comm_r_new_mutation_fails_named_rows(request_2kib: Snap, synth_request_2kib: Synth) -> None:
+    """A different comm_r_new: the comm_r_new check fails, and the challenges move (the paths no longer
+    lead to the roots, or the encoding assertion stops synthesis first)."""
+    cs, r1cs = synth_request_2kib
+    bad = dataclasses.replace(request_2kib, new_r=_flip(request_2kib.new_r))
+    try:
+        w = update_assignment(bad, 0)
+    except UpdateWitnessError as exc:
+        assert "leaf_r_new" in str(exc)
+        return
+    labels = _failing_labels(r1cs, cs, w)
+    assert "comm_r_new_calc" in labels and any("/por " in x for x in labels)
