@@ -12,6 +12,13 @@ benchmarks; such parameters are insecure and ``describe()`` / the CLI mark them 
 The bulk is ~4 fixed-base products per constraint (h, l, a, b_g1) on G1 and one per B-column on G2, done by
 gpu.groth16.fixed_base with one table per group whose window fits the count (a 2^22 domain: ~10 M G1
 products with 16-bit windows). G2 is used only for b_g2 and the vk.
+
+``generate`` returns the parameters in memory (CPU). ``generate_file`` streams them into a .params file as
+they are computed, on the CPU or with the products on a GPU (gpu.groth16.fixed_base_cuda; same bytes): a
+32GiB partition has ~430 M G1 and ~33 M G2 products and a ~47 GB file, which the host never holds. The
+evaluation stays on the CPU, bounded: the column sums run in parallel over column ranges straight from the
+(possibly interned) coefficients, and the scalars are formed in place, canonical (a canonical value times a
+Montgomery one is canonical), so no Montgomery copy of anything large is made.
 """
 
 from __future__ import annotations
