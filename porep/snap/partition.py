@@ -54,3 +54,25 @@ def update_public_inputs(snap: SnapRequest | object) -> list[list[int]]:
     pt = update_proof_type(snap.proof_type)
     c = pt.constants
     return [public_inputs(c, k, snap.old_r, snap.new_d, snap.new_r) for k in range(c.partitions)]
+
+
+class UpdateWork:
+    """A Snap request in the shape a proving loop reads of a C1 (``agent.proving.ProofPipeline.prove``):
+    ``proof_type`` (an :class:`~porep.snap.params.UpdateProofType`: ``name``, ``partitions``, ``param_stem``)
+    and one ``vanilla_proofs`` entry per partition (the bincode partition proofs)."""
+
+    def __init__(self, work: SnapRequest | object) -> None:
+        self.snap = _request(work)
+        self.proof_type = update_proof_type(self.snap.proof_type)
+        self.vanilla_proofs = tuple(self.snap.proofs)
+
+
+class UpdateCircuit:
+    """The update circuit behind a proving loop's circuit seam (``agent.proving.Circuit``: ``r1cs(pt)``,
+    ``assignment(work, k)``), for :class:`UpdateWork` items."""
+
+    def r1cs(self, pt: UpdateProofType | int | str) -> Any:
+        return update_r1cs(pt)
+
+    def assignment(self, work: UpdateWork | SnapRequest | object, k: int) -> np.ndarray:
+        return update_assignment(work.snap if isinstance(work, UpdateWork) else work, k)

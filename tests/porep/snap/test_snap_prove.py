@@ -1,8 +1,9 @@
 """A 2KiB Snap request made by ``psagent snap make`` proven on the CPU: development parameters from
 ``psagent params generate --update --sector-size 2KiB`` (Filecoin's file names), the partition's assignment
 from ``porep.snap.partition``, a Groth16 proof verified with pyblst (gpu.groth16.verifier) against the public
-inputs computed from the request's commitments, never from the circuit. The setup (2^21 domain) and the
-proof take minutes on 2 cores: long suite only (PSAGENT_SNAP_LONG=1)."""
+inputs computed from the request's commitments, never from the circuit; then the same request through the
+agent's proving loop (``agent.proving.ProofPipeline`` with ``UpdateCircuit``). The setup (2^21 domain) and
+the proofs take minutes on 2 cores: long suite only (PSAGENT_SNAP_LONG=1)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,13 @@ from gpu.groth16.prover import Assignment, ProvingKey, prove
 from gpu.groth16.verifier import verify
 from market.proofdata import Snap
 from porep.snap.params import update_proof_type
-from porep.snap.partition import update_assignment, update_public_inputs, update_r1cs
+from porep.snap.partition import (
+    UpdateCircuit,
+    UpdateWork,
+    update_assignment,
+    update_public_inputs,
+    update_r1cs,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -26,17 +33,23 @@ pytestmark = [
 ]
 
 
-def test_2kib_update_proves_and_verifies_on_cpu(request_2kib: Snap, tmp_path: Path) -> None:
-    pt = update_proof_type(request_2kib.proof_type)
+@pytest.fixture(scope="module")
+def params_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("snap-params")
     res = CliRunner().invoke(
         app,
         [
-            "params", "generate", "--update", "--sector-size", "2KiB", "--out", str(tmp_path),
+            "params", "generate", "--update", "--sector-size", "2KiB", "--out", str(out),
             "--test-seed", "23", "--backend", "cpu",
         ],
     )
     assert res.exit_code == 0, res.output
-    params_path, vk_path = tmp_path / f"{pt.param_stem}.params", tmp_path / f"{pt.param_stem}.vk"
+    return out
+
+
+def test_2kib_update_proves_and_verifies_on_cpu(request_2kib: Snap, params_dir: Path) -> None:
+    pt = update_proof_type(request_2kib.proof_type)
+    params_path, vk_path = params_dir / f"{pt.param_stem}.params", params_dir / f"{pt.param_stem}.vk"
     assert params_path.is_file() and vk_path.is_file()
     vk = VerifyingKey.read(vk_path)
     assert vk.num_inputs == 5 and vk_path.stat().st_size == 1_348  # snap.md §6.5: 864 + 4 + 5·96
@@ -49,3 +62,19 @@ def test_2kib_update_proves_and_verifies_on_cpu(request_2kib: Snap, tmp_path: Pa
         wrong = list(inputs)
         wrong[i] += 1
         assert not verify(vk, proof.to_bytes(), wrong)
+
+
+def test_2kib_update_through_the_proving_loop(request_2kib: Snap, params_dir: Path, tmp_path: Path) -> None:
+    from agent.proving import Groth16Engine, ProofPipeline
+
+    pipe = ProofPipeline(
+        params_dir,
+        engine=Groth16Engine("cpu"),
+        circuit=UpdateCircuit(),
+        cache=tmp_path,
+        read_params=lambda path, check: Parameters.read(path, subgroup_check=False),
+    )
+    result = pipe.prove(UpdateWork(request_2kib), update_public_inputs(request_2kib), job_id="snap-2kib")
+    assert result.ok and result.verified == (True,) and len(result.proof) == 192
+    vk = VerifyingKey.read(params_dir / f"{update_proof_type(0).param_stem}.vk")
+    assert verify(vk, result.proof, update_public_inputs(request_2kib)[0])
