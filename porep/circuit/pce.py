@@ -348,14 +348,17 @@ def cached_template(shape: CircuitShape, cache_dir: str | os.PathLike[str]) -> P
     if (path / "meta.json").exists():
         try:
             return PartitionTemplate.load(path, key)
-        except (ValueError, OSError, KeyError, json.JSONDecodeError) as exc:
+        except (ValueError, OSError, KeyError, TypeError, EOFError) as exc:  # JSONDecodeError: a ValueError
             log.warning("PCE cache entry %s is unusable (%s): recording it again", path, exc)
     t = record(shape)
     if root.is_dir():
         for old in root.glob(shape_name(shape) + "-*"):
             if old.name != key and old.is_dir() and not old.name.startswith(key):
                 shutil.rmtree(old, ignore_errors=True)
-    t.save(path, key)
+    try:
+        t.save(path, key)
+    except OSError as exc:  # a full or read-only cache costs the next start a recording, not this proof
+        log.warning("cannot save the PCE to %s (%s)", path, exc)
     return t
 
 

@@ -167,3 +167,16 @@ def test_8mib_pce_equals_blank_system() -> None:
     assert r.num_constraints_total == 3_844_969
     assert (r.a.nnz, r.b.nnz, r.c.nnz) == (9_388_413, 3_847_886, 8_234_882)
     _assert_same(r, blank_system(pt).to_r1cs())
+
+
+@long_only
+@pytest.mark.parametrize(("tree", "nodes"), [((8, 4, 2), 64), ((2, 0, 0), 8)])
+def test_one_challenge_shapes_equal_the_direct_synthesis(tree: tuple[int, int, int], nodes: int) -> None:
+    """The published one-challenge test circuits (sub and top levels, binary trees), N = 1."""
+    from porep.circuit.cs import ConstraintSystem
+    from porep.circuit.stacked import synthesize
+
+    shape = CircuitShape.for_tree(nodes, *tree, layers=2, challenges=1)
+    cs = ConstraintSystem(witness=False)
+    synthesize(cs, shape)
+    _assert_same(pce.record(shape).r1cs(), cs.to_r1cs())
