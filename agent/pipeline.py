@@ -152,6 +152,20 @@ async def fetch_one(
     row = await in_worker(store.lease, owner, S.QUEUED)
     if row is None:
         return False
+    try:
+        return await _fetch_leased(market, store, row, check, c, owner)
+    finally:
+        store.let_go(row.row_id)  # a step that could not record its end leaves the row to be taken up again
+
+
+async def _fetch_leased(
+    market: FetchMarket,
+    store: Store,
+    row: RequestRow,
+    check: Callable[[bytes], ProofData],
+    c: StageCounters,
+    owner: str,
+) -> bool:
     t0 = time.perf_counter()
     try:
         raw = await market.fetch_request_bytes(row.request_cid)
@@ -197,6 +211,22 @@ async def prove_one(
     row = await in_worker(store.claim, settings.owner)
     if row is None:
         return None
+    try:
+        return await _prove_claimed(store, row, prover, checker, settings, c, clock, limiter)
+    finally:
+        store.let_go(row.row_id)
+
+
+async def _prove_claimed(
+    store: Store,
+    row: RequestRow,
+    prover: Prover | AdmittedProver,
+    checker: ProofChecker,
+    settings: PipelineSettings,
+    c: StageCounters,
+    clock: Callable[[], float],
+    limiter: anyio.CapacityLimiter | None,
+) -> RequestRow:
     if row.deadline is not None and clock() > row.deadline:
         log.warning("request %s: deadline passed before proving; dropped", row.request_cid)
         c.gone += 1
@@ -267,6 +297,20 @@ async def submit_one(
     row = await in_worker(store.lease, owner, S.COMPUTED)
     if row is None:
         return None
+    try:
+        return await _submit_leased(market, store, row, c, clock, owner)
+    finally:
+        store.let_go(row.row_id)
+
+
+async def _submit_leased(
+    market: SubmitMarket,
+    store: Store,
+    row: RequestRow,
+    c: StageCounters,
+    clock: Callable[[], float],
+    owner: str,
+) -> RequestRow:
     assert row.proof is not None
     earlier_tries = row.submit_attempts
     await in_worker(store.note_submit_attempt, row.row_id)

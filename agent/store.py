@@ -204,6 +204,7 @@ class Store(Protocol):
     def claim(self, owner: str, src: RequestState = ..., dst: RequestState = ...) -> RequestRow | None: ...
     def lease(self, owner: str, state: RequestState) -> RequestRow | None: ...
     def release(self, row_id: int, owner: str) -> bool: ...
+    def let_go(self, row_id: int) -> None: ...
     def reset_orphans(self, live_owner: str) -> int: ...
     def reap(self, live_owner: str) -> int: ...
     def heartbeat(
@@ -347,6 +348,8 @@ class SqlStore:
         self._clock = clock or time.time
         self._fixed_clock = clock is not None
         self._lock = threading.RLock()
+        # rows claimed or leased through this object whose step is still running (see let_go)
+        self._in_flight: set[int] = set()
         self.heartbeat_s = heartbeat_s
         self.stale_after_s = stale_after_s
 
@@ -504,6 +507,7 @@ class SqlStore:
                 raise TransitionError(
                     f"request row {row_id} {where}, not {src.value}{f' held by {owner}' if owner else ''}"
                 )
+            self._in_flight.discard(row_id)
             return self._get(db, row_id)
 
     def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow:
@@ -517,6 +521,7 @@ class SqlStore:
             )
             if cur.rowcount != 1:
                 raise TransitionError(f"request row {row_id} is not queued")
+            self._in_flight.discard(row_id)
             return self._get(db, row_id)
 
     def note_submit_attempt(self, row_id: int) -> RequestRow:
@@ -549,16 +554,19 @@ class SqlStore:
             if dst is RequestState.PROVING:
                 cap = db.execute("SELECT capacity FROM hosts WHERE owner = ?", (owner,)).fetchone()
                 if cap is not None:
-                    held = db.execute(
-                        "SELECT COUNT(*) FROM requests WHERE owner = ? AND state = ?",
+                    rows = db.execute(
+                        "SELECT row_id FROM requests WHERE owner = ? AND state = ?",
                         (owner, RequestState.PROVING.value),
-                    ).fetchone()[0]
-                    if held >= cap[0]:
+                    ).fetchall()
+                    if sum(r[0] in self._in_flight for r in rows) >= cap[0]:
                         return None
+            # an unheld row in src, or one of ours in dst whose step ended without a state change (a failed
+            # write): taken up again at once, as a new attempt
+            dropped, args = self._dropped(owner)
             r = db.execute(
-                "SELECT row_id, attempts FROM requests WHERE state = ? AND owner IS NULL ORDER BY row_id "
-                f"LIMIT 1{self._LOCK_ROWS}",
-                (src.value,),
+                f"SELECT row_id, attempts FROM requests WHERE (state = ? AND owner IS NULL) OR "
+                f"(state = ? AND {dropped}) ORDER BY row_id LIMIT 1{self._LOCK_ROWS}",
+                (src.value, dst.value, *args),
             ).fetchone()
             if r is None:
                 return None
@@ -568,7 +576,22 @@ class SqlStore:
                 "WHERE row_id = ?",
                 (dst.value, owner, attempts + 1, f"{row_id}-{attempts + 1}", now, row_id),
             )
+            self._in_flight.add(int(row_id))
             return self._get(db, row_id)
+
+    def _dropped(self, owner: str) -> tuple[str, list[object]]:
+        """SQL (on ``owner``/``row_id``) for rows held by ``owner`` that no step of this process works on."""
+        ids = sorted(self._in_flight)
+        if not ids:
+            return "owner = ?", [owner]
+        return f"owner = ? AND row_id NOT IN ({','.join('?' * len(ids))})", [owner, *ids]
+
+    def let_go(self, row_id: int) -> None:
+        """The step that claimed or leased ``row_id`` is over (however it ended). Never fails (no write): if
+        the step could not record its outcome (disk full, connection lost) the row stays held by this owner,
+        and is taken up again by this process's next claim or lease, or re-queued by :meth:`reap`."""
+        with self._lock:
+            self._in_flight.discard(row_id)
 
     def lease(self, owner: str, state: RequestState) -> RequestRow | None:
         """Hold the oldest unheld row in ``state`` (queued: to fetch it; computed: to submit it) for ``owner``
@@ -577,16 +600,18 @@ class SqlStore:
         if state not in _LEASABLE:
             raise TransitionError(f"{state.value} rows are claimed with claim(), not leased")
         with self._tx() as db:
+            dropped, args = self._dropped(owner)
             r = db.execute(
-                "SELECT row_id FROM requests WHERE state = ? AND owner IS NULL ORDER BY row_id "
-                f"LIMIT 1{self._LOCK_ROWS}",
-                (state.value,),
+                f"SELECT row_id FROM requests WHERE state = ? AND (owner IS NULL OR ({dropped})) "
+                f"ORDER BY row_id LIMIT 1{self._LOCK_ROWS}",
+                (state.value, *args),
             ).fetchone()
             if r is None:
                 return None
             db.execute(
                 "UPDATE requests SET owner = ?, updated_at = ? WHERE row_id = ?", (owner, self._clock(), r[0])
             )
+            self._in_flight.add(int(r[0]))
             return self._get(db, int(r[0]))
 
     def release(self, row_id: int, owner: str) -> bool:
@@ -596,6 +621,7 @@ class SqlStore:
                 "UPDATE requests SET owner = NULL WHERE row_id = ? AND owner = ? AND state != ?",
                 (row_id, owner, RequestState.PROVING.value),
             )
+            self._in_flight.discard(row_id)
             return cur.rowcount == 1
 
     def _requeue(self, db: _Db, who: str, args: Sequence[object]) -> int:
@@ -627,15 +653,16 @@ class SqlStore:
 
     def reap(self, live_owner: str) -> int:
         """Re-queue the claims of every owner but ``live_owner`` that is not a live fleet member (no hosts
-        row, stopped, or silent for ``stale_after_s``): nothing a dead member held is lost, and nothing a live
-        member holds is taken from it."""
+        row, stopped, or silent for ``stale_after_s``), and those of ``live_owner`` whose step is over
+        (:meth:`let_go`): nothing a dead member held is lost, and nothing a live member works on is taken."""
         with self._tx() as db:
             now = self._fleet_now(db)
+            dropped, args = self._dropped(live_owner)
             return self._requeue(
                 db,
                 "owner IS NULL OR (owner != ? AND owner NOT IN (SELECT owner FROM hosts WHERE "
-                "stopped_at IS NULL AND heartbeat_at >= ?))",
-                (live_owner, now - self.stale_after_s),
+                f"stopped_at IS NULL AND heartbeat_at >= ?)) OR ({dropped})",
+                (live_owner, now - self.stale_after_s, *args),
             )
 
     def purge(self, *, submitted_before: float, failed_before: float) -> int:

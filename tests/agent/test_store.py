@@ -393,3 +393,29 @@ def test_kill_9_between_transitions_loses_nothing(make_store):
             assert r.proof == b"p" * 192
     s.reset_orphans("new-process")
     assert not s.list_requests([S.PROVING])  # the victim's claim went back to fetched
+
+
+def test_a_step_that_could_not_record_its_end_does_not_strand_the_row(make_store):
+    """A step whose last write failed (disk full, lost connection) leaves its row held by this owner; once
+    the step lets go, the owner's next claim or lease takes the row up again and reap re-queues it, and the
+    registered capacity counts only rows a step still works on."""
+    store = make_store()
+    store.heartbeat("me", hostname="h", pid=1, capacity=1)
+    a, b = _fetched(store, 1), _fetched(store, 2)
+    first = store.claim("me")
+    assert first is not None and first.row_id == a
+    assert store.claim("me") is None  # capacity 1, and the step on row a is running
+    store.let_go(a)  # ...it ended without recording (PROVING → COMPUTED failed)
+    again = store.claim("me")
+    assert again is not None and again.row_id == a and again.attempts == 2 and again.job_id == f"{a}-2"
+    other = make_store()  # another live member: row a is not free for it, row b is
+    other.heartbeat("someone-else", hostname="h2", pid=2, capacity=2)
+    assert other.claim("someone-else") is not None and other.claim("someone-else") is None
+    store.let_go(a)
+    assert store.reap("me") == 1 and store.get(a).state is S.FETCHED and store.get(a).has_data
+    q = store.add_request(9, "q", 7)
+    assert q is not None
+    assert store.lease("me", S.QUEUED) is not None and store.lease("me", S.QUEUED) is None
+    store.let_go(q.row_id)  # the fetch's store_data failed
+    assert store.lease("me", S.QUEUED) is not None  # taken up again by the next fetch
+    assert store.get(b).owner == "someone-else"

@@ -188,18 +188,14 @@ class OnceFullStore(SqliteStore):
         return super().transition(row_id, src, dst, **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent.pipeline: a failed store write after lease()/claim() keeps this process's hold on the row",
-)
 def test_requests_whose_store_write_failed_are_taken_up_again(tmp_path: Path) -> None:
     """Found by the disk-full scenario: fetch_one leases a queued row and prove_one claims a fetched one for
     this process; when the write that should end the step fails (disk full), the exception leaves the hold in
     place. The fetcher then skips the row for good (lease() takes unheld rows only) and the prover, holding
     its capacity in a row nobody proves, claims nothing more: the agent stays up and proves nothing until it
-    is restarted. Fix (agent/pipeline.py with agent/service.py): release the hold when a step fails after
-    taking it (store.release / PROVING → FETCHED), and, because that write can fail too while the disk is
-    full, let the janitor re-queue rows held by this owner that no running step holds (an in-flight set)."""
+    is restarted. Fixed (FLEET): every step ends with store.let_go (no write, cannot fail); the store keeps
+    the rows whose step is running (an in-flight set), so this owner's next claim or lease takes up a row it
+    still holds but no step works on, and reap re-queues it; capacity counts running steps only."""
     market = OneAtATimeMarket(WORK)
     store = OnceFullStore(tmp_path / "agent.db")
     settings = AgentSettings(
