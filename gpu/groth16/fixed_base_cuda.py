@@ -45,7 +45,7 @@ from gpu.msm.digits import signed_digit, window_raw
 
 U32 = np.uint32
 U64 = np.uint64
-CHUNK = 1 << 22  # scalars per launch pair: G1 ~1.5 GB, G2 ~3 GB of device buffers
+CHUNK = 1 << 22  # scalars per launch pair: G1 ~2 GB, G2 ~4 GB of device buffers
 RUN = 32  # results per thread in the normalisation (one field inversion each)
 THREADS = 128  # threads per block for point arithmetic (~170 registers each)
 INFINITY_WORD = U32(0x40)  # first big-endian word of the identity (bytes 40 00 00 00) read little-endian
@@ -181,30 +181,54 @@ class CudaFixedBase:
             c = self.chunk
             self.d_xyzz = cuda.device_array((c, 4) + coord, dtype=np.uint32)
             self.d_pref = cuda.device_array((c, 1) + coord, dtype=np.uint32)
-            self.d_out = cuda.device_array((c, self.point_bytes // 4), dtype=np.uint32)
+            # two of each per-chunk buffer: chunk i + 1 is computed while chunk i's bytes are copied back
+            self.d_scalars = [cuda.device_array((c, 8), dtype=np.uint32) for _ in range(2)]
+            self.d_out = [cuda.device_array((c, self.point_bytes // 4), dtype=np.uint32) for _ in range(2)]
+            self.s_compute, self.s_copy = cuda.stream(), cuda.stream()
 
     def zcash_chunks(
         self, scalars: np.ndarray, progress: Callable[[int], None] | None = None
     ) -> Iterator[np.ndarray]:
-        """(n, 8) canonical scalars -> uint8 arrays of consecutive points' zcash uncompressed bytes."""
+        """(n, 8) canonical scalars -> uint8 arrays of consecutive points' zcash uncompressed bytes.
+
+        The kernels of chunk i + 1 run on one stream while chunk i's bytes come back on the other (the copy
+        into pageable memory holds the host thread; the GPU keeps computing)."""
         s = np.ascontiguousarray(scalars, dtype=np.uint32)
         if s.ndim != 2 or s.shape[1] != 8:
             raise ValueError(f"scalars must be (n, 8) uint32, got {s.shape}")
         half = 1 << (self.window - 1)
-        for lo in range(0, s.shape[0], self.chunk):
-            hi = min(s.shape[0], lo + self.chunk)
-            m = hi - lo
-            with self.device.use():
-                d_s = cuda.to_device(s[lo:hi])
-                comb_xyzz[_blocks(m, THREADS), THREADS](
-                    self.d_table, half, self.window, self.nwin, d_s, m, self.d_xyzz
-                )
-                nthr = _blocks(m, RUN)
-                xyzz_to_zcash[_blocks(nthr, THREADS), THREADS](self.d_xyzz, m, RUN, self.d_pref, self.d_out)
-                words = self.d_out[:m].copy_to_host()
-            if progress is not None:
-                progress(m)
-            yield words.view(np.uint8).reshape(-1)
+        starts = list(range(0, s.shape[0], self.chunk))
+        pending: tuple[int, int, object] | None = None  # (slot, count, event after its kernels)
+        for j in range(len(starts) + 1):
+            launched = None
+            if j < len(starts):
+                lo = starts[j]
+                m = min(s.shape[0], lo + self.chunk) - lo
+                slot = j % 2
+                with self.device.use():
+                    st = self.s_compute
+                    d_s = self.d_scalars[slot][:m]
+                    d_s.copy_to_device(s[lo : lo + m], stream=st)
+                    comb_xyzz[_blocks(m, THREADS), THREADS, st](
+                        self.d_table, half, self.window, self.nwin, d_s, m, self.d_xyzz
+                    )
+                    nthr = _blocks(m, RUN)
+                    xyzz_to_zcash[_blocks(nthr, THREADS), THREADS, st](
+                        self.d_xyzz, m, RUN, self.d_pref, self.d_out[slot]
+                    )
+                    done = cuda.event()
+                    done.record(stream=st)
+                launched = (slot, m, done)
+            if pending is not None:
+                pslot, pm, pdone = pending
+                with self.device.use():
+                    pdone.wait(stream=self.s_copy)
+                    words = self.d_out[pslot][:pm].copy_to_host(stream=self.s_copy)
+                    self.s_copy.synchronize()
+                if progress is not None:
+                    progress(pm)
+                yield words.view(np.uint8).reshape(-1)
+            pending = launched
 
     def mul_bytes(self, scalars: np.ndarray) -> bytes:
         """All of k_i * G as one bytes object (tests and small sections)."""
