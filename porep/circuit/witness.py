@@ -130,8 +130,8 @@ def layout(shape: CircuitShape, cache_dir: str | None = None) -> Layout:
 
 
 def _le(values: list[int]) -> np.ndarray:
-    """ints (< 2^256) → uint8[n, 32] little-endian."""
-    return np.frombuffer(b"".join(v.to_bytes(32, "little") for v in values), np.uint8).reshape(-1, 32)
+    """ints → uint8[n, 32] little-endian, reduced mod r (as ``ConstraintSystem.alloc`` stores a value)."""
+    return np.frombuffer(b"".join((v % R).to_bytes(32, "little") for v in values), np.uint8).reshape(-1, 32)
 
 
 def _put(out: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
@@ -156,12 +156,18 @@ def _put_mont(out: np.ndarray, starts: np.ndarray, mont: np.ndarray) -> None:
     out[rows] = fr_from_mont(np.ascontiguousarray(mont).reshape(-1, 8))
 
 
+def _position(lv: PathLevel) -> int:
+    """The position the circuit takes from a level's index: its low log2(arity) bits (``auth_path``
+    allocates exactly those; a C1 index out of range is not an error here, its bits are what is proven)."""
+    assert lv.index is not None
+    return lv.index & (lv.arity - 1)
+
+
 def _index(path: list[PathLevel]) -> int:
     """The node index that ``pack_into_inputs`` makes of a path's index bits (LSB first, level by level)."""
     value, shift = 0, 0
     for lv in path:
-        assert lv.index is not None
-        value |= lv.index << shift
+        value |= _position(lv) << shift
         shift += lv.arity.bit_length() - 1
     return value
 
@@ -181,12 +187,13 @@ def _tree_d(
     heads = np.zeros((n, depth, 4, 32), np.uint8)
     for i, ch in enumerate(w.challenges):
         assert ch.data_leaf is not None
-        cur = ch.data_leaf.to_bytes(32, "little")
+        cur = (ch.data_leaf % R).to_bytes(32, "little")
         for h, lv in enumerate(ch.comm_d_path):
-            assert lv.siblings is not None and lv.index in (0, 1)
-            sib = lv.siblings[0].to_bytes(32, "little")
-            left, right = (sib, cur) if lv.index else (cur, sib)
-            heads[i, h, 0, 0] = lv.index
+            assert lv.siblings is not None
+            bit = _position(lv)
+            sib = (lv.siblings[0] % R).to_bytes(32, "little")
+            left, right = (sib, cur) if bit else (cur, sib)
+            heads[i, h, 0, 0] = bit
             heads[i, h, 1:] = np.frombuffer(sib + left + right, np.uint8).reshape(3, 32)
             d = bytearray(hashlib.sha256(left + right).digest())
             d[31] &= 0x3F
@@ -286,7 +293,7 @@ def assignment(
     levels = len(shape.tree_arities)
     sibs_le = [_le([s for p in flat for s in (p[h].siblings or [])]).reshape(len(flat), a - 1, 32)
                for h, a in enumerate(shape.tree_arities)]
-    idx = np.asarray([[lv.index for lv in p] for p in flat], dtype=np.int64).reshape(len(flat), levels)
+    idx = np.asarray([[_position(lv) for lv in p] for p in flat], dtype=np.int64).reshape(len(flat), levels)
     per_level, _ = paths_witness(leaves, [_mont(s) for s in sibs_le], idx)
     por_at = np.asarray([*lay.col_por, lay.tree_r, lay.cx_por], dtype=np.int64)  # [16, levels]
     for h in range(levels):
