@@ -60,9 +60,11 @@ class ReferenceEngine:
 
     backend = "reference"
 
-    def __init__(self, device_bytes: int = 1000, delay_s: float = 0.0) -> None:
+    def __init__(self, device_bytes: int = 1000, delay_s: float = 0.0, corrupt: bool = False) -> None:
+        """``corrupt``: flip a bit of every proof (a faulty device)."""
         import threading
 
+        self.corrupt = corrupt
         self.nbytes = device_bytes
         self.delay_s = delay_s
         self.memory: list[int | None] = []
@@ -102,6 +104,8 @@ class ReferenceEngine:
             time.sleep(self.delay_s)
         proof = reference.prove(key[0], key[1], asg, r=secrets.randbelow(2**200), s=secrets.randbelow(2**200))
         timings["msm_h"] = time.perf_counter() - t0
+        if self.corrupt:
+            proof = proof[:100] + bytes([proof[100] ^ 1]) + proof[101:]
         return proof
 
     def device_used(self) -> None:
@@ -115,6 +119,14 @@ def toy_r1cs(n_inputs: int) -> object:
     rows = [[(i, 1)] for i in range(1, n_inputs + 2)]
     one = [[(0, 1)] for _ in rows]
     return R1CS(n_inputs + 1, 1, CSR.from_rows(rows), CSR.from_rows(one), CSR.from_rows(rows))
+
+
+def toy_sample() -> tuple[object, object, list[int]]:
+    """A self-test sample on the toy circuit: (R1CS, full assignment, public inputs)."""
+    from gpu.arith.fields import fr_from_ints
+
+    xs = [secrets.randbelow(2**250), 5]
+    return toy_r1cs(2), fr_from_ints([1, *xs, 9]), xs
 
 
 class ToyCircuit:

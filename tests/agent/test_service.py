@@ -275,3 +275,39 @@ async def test_a_stop_during_the_warm_up_does_not_wait_for_it(tmp_path, work_byt
     finally:
         hold.set()
         store.close()
+
+
+async def test_a_self_test_that_does_not_verify_keeps_the_gate_closed(tmp_path, work_bytes):
+    """The agent prover's warm-up on an engine that corrupts its proofs (the reference Groth16 with a bit
+    flipped): the self-test proof fails the pairing check, the gate stays closed and says so."""
+    from _doubles import ReferenceEngine, ToyCircuit, toy_sample
+
+    from agent.proving import CircuitProver, ProofPipeline
+
+    store = SqliteStore(tmp_path / "s.db")
+    market = MemoryMarket(work_bytes)
+    pipe = ProofPipeline(
+        tmp_path, engine=ReferenceEngine(corrupt=True), circuit=ToyCircuit(2, lambda c1: []), cache=tmp_path,
+        sample=toy_sample,
+    )
+    prover = CircuitProver(tmp_path, pipeline=pipe, accepted=())
+    agent = Agent(market, store, prover, MarkChecker(), _settings(), check=_check, warm_up=prover.warm_up)
+    seen: dict = {}
+
+    async def observe_then_stop() -> None:
+        while agent.gate().state != "failed":
+            await anyio.sleep(0.05)
+        await anyio.sleep(0.5)
+        seen["gate"] = agent.gate()
+        agent._done.set()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(observe_then_stop)
+            await agent.run(handle_signals=False)
+    assert seen["gate"].state == "failed"
+    why = seen["gate"].reason
+    assert why.startswith("warm-up failed: RuntimeError: self-test:")
+    assert why.endswith("the 3-constraint proof on reference did not verify")
+    assert market.asks == [] and market.requests == []
+    store.close()
