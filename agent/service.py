@@ -247,15 +247,18 @@ class Agent:
     async def _become_ready(self) -> None:
         """Run the warm-up until it passes (backoff between tries), then open the gate."""
         backoff = self.settings.error_backoff_s
+        last_failure = ""
         while self.warm_up is not None:
-            self._set_gate("warming", "parameters, kernels, self-test proof")
+            # a retry keeps the last failure in view (status, metrics), not only "warming"
+            doing = "parameters, kernels, self-test proof"
+            self._set_gate("warming", f"retrying after {last_failure}" if last_failure else doing)
             self.notifier.status("warming up: parameters, kernels, self-test proof")
             log.info("warming up (parameters, kernels, self-test proof)")
             t0 = time.perf_counter()
             try:
                 await _in_daemon_thread(self.warm_up)
             except Exception as e:
-                why = f"warm-up failed: {type(e).__name__}: {e}"
+                why = last_failure = f"warm-up failed: {type(e).__name__}: {e}"
                 self._set_gate("failed", why)
                 self.metrics.errors.labels(loop="warm_up").inc()
                 self.notifier.status(f"not ready: {why}")

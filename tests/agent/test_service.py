@@ -296,9 +296,10 @@ async def test_a_self_test_that_does_not_verify_keeps_the_gate_closed(tmp_path, 
 
     async def observe_then_stop() -> None:
         while agent.gate().state != "failed":
-            await anyio.sleep(0.05)
-        await anyio.sleep(0.5)
+            await anyio.sleep(0.01)
         seen["gate"] = agent.gate()
+        await anyio.sleep(0.5)  # retries (backoff 0.05 s, doubling) keep the reason in view
+        seen["later"] = agent.gate()
         agent._done.set()
 
     with anyio.fail_after(60):
@@ -309,5 +310,6 @@ async def test_a_self_test_that_does_not_verify_keeps_the_gate_closed(tmp_path, 
     why = seen["gate"].reason
     assert why.startswith("warm-up failed: RuntimeError: self-test:")
     assert why.endswith("the 3-constraint proof on reference did not verify")
+    assert seen["later"].state in ("failed", "warming") and why in seen["later"].reason
     assert market.asks == [] and market.requests == []
     store.close()
