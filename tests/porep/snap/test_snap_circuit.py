@@ -24,6 +24,7 @@ from porep.snap.circuit import (
     partition_witness,
     proof_witness,
     synthesize,
+    synthesize_challenge,
     synthesize_header,
 )
 from porep.snap.params import UPDATE_PROOF_TYPES, constants_for_nodes, update_proof_type
@@ -371,3 +372,33 @@ def test_comm_r_new_mutation_fails_named_rows(request_2kib: Snap, synth_request_
         return
     labels = _failing_labels(r1cs, cs, w)
     assert "comm_r_new_calc" in labels and any("/por " in x for x in labels)
+
+
+@long_only
+def test_8mib_partition_rows_are_satisfied() -> None:
+    """The production rho path (h = 10 of hs [7..12], h_select = 8, two partition bits) at 8MiB: partition 3
+    of an update of a sealed CC sector, the header (128-leaf apex tree, partition path, digest) and its
+    first two challenges synthesised with the witness (a prefix of the partition's rows, ~6.7 M; the whole
+    10 M-row partition would need ~8 GB of recorded rows) satisfy their rows, inputs = porep.snap's."""
+    import random
+
+    from porep.fr32 import pad_to_sector, unpadded_size
+    from porep.ids import prover_id
+    from porep.seal import seal
+    from porep.snap.public_inputs import public_inputs
+    from porep.snap.update import update_sector
+
+    size = 8 << 20
+    sealed = seal("StackedDrg8MiBV1_1", prover_id(1000), 5, bytes([3]) * 32, piece=b"")
+    u = update_sector(sealed, pad_to_sector(random.Random(81).randbytes(unpadded_size(size) // 2), size))
+    c, k = u.constants, 3
+    assert (c.h, c.h_select, c.partition_bits) == (10, 8, 2)
+    w = proof_witness(c, k, u.comm_r_old, u.comm_d_new, u.comm_r_new, u.partition_proof(k))
+    assert w.k_and_h_select == 35
+    cs = ConstraintSystem(witness=True)
+    head = synthesize_header(cs, c, w)
+    for i in range(2):
+        with cs.namespace(f"challenge_{i}"):
+            synthesize_challenge(cs, c, head, head.generated_bits[i], w.challenges[i])
+    cs.to_r1cs().check(cs.witness_array())
+    assert cs.inputs()[1:] == public_inputs(c, k, u.comm_r_old, u.comm_d_new, u.comm_r_new)
