@@ -167,3 +167,16 @@ def test_make_random_piece(dirs: dict[str, Path]) -> None:
     summary = json.loads(res.stdout)
     assert summary["miner"] == 1234 and summary["partition_proof_bytes"] == [15_064]
     assert runner.invoke(app, ["snap", "check", str(out / "proofdata.json")]).exit_code == 0
+
+
+def test_params_generate_update_usage_errors(tmp_path: Path) -> None:
+    """``params generate --update`` goes with --sector-size and one of the five update sizes; refused in one
+    line with exit 2 before any synthesis (the setup itself runs in make test-snap-long)."""
+    cases = [
+        (["--update", "--sector-size", "3KiB"], "must be one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"),
+        (["--update", "--synthetic-constraints", "8"], "--update goes with --sector-size"),
+    ]
+    for args, msg in cases:
+        res = runner.invoke(app, ["params", "generate", *args, "--out", str(tmp_path)])
+        assert res.exit_code == EXIT_USAGE, (args, res.output)
+        assert len(res.output.strip().splitlines()) == 1 and msg in res.output, res.output
