@@ -714,13 +714,17 @@ class CircuitProver:
         pipeline: ProofPipeline | None = None,
         admission: Admission | None = None,
         cache: Path | None = None,
+        device_budget_bytes: int | None = None,
     ) -> None:
+        """``device_budget_bytes``: the device memory proofs may reserve (config prover.memory_budget_gib;
+        None: 90 % of the device's)."""
         self.pipeline = pipeline or ProofPipeline(
             params_dir, engine=Groth16Engine(backend, device), cache=cache
         )
         dev = getattr(self.pipeline.engine, "device", None)
         self.slot = dev if dev is not None else CPU_SLOT
-        self.admission = admission or Admission([self.slot], host=self.pipeline.host)
+        budget = {self.slot.index: device_budget_bytes} if device_budget_bytes else None
+        self.admission = admission or Admission([self.slot], budget_bytes=budget, host=self.pipeline.host)
         self.accepted = tuple(accepted)
         self.last: ProofResult | None = None
 

@@ -150,7 +150,10 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
     p, m = settings.prover, settings.market
     device = p.devices[0] if isinstance(p.devices, list) and p.devices else None
     try:
-        prover = CircuitProver(p.params_dir, backend=p.backend, device=device)
+        prover = CircuitProver(
+            p.params_dir, backend=p.backend, device=device,
+            device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
+        )
     except Exception as exc:  # noqa: BLE001 - a GpuError for backend = "cuda" without a GPU
         fail(f"prover.backend = {p.backend}: {exc}", EXIT_USAGE)
     checker = PairingChecker(p.params_dir)

@@ -255,6 +255,9 @@ def test_missing_parameters_named_before_synthesis(work_bytes: bytes, tmp_path: 
     assert circuit.r1cs_calls == 0  # named before any synthesis
     with pytest.raises(FileNotFoundError, match="verifying key"):
         PairingChecker(tmp_path).verify(work, b"\0" * 192)
+    # the configured device budget (prover.memory_budget_gib) is what admission grants from
+    budgeted = CircuitProver(tmp_path, pipeline=pipe, device_budget_bytes=123)
+    assert budgeted.admission.budgets[CPU_SLOT.index].total == 123
 
 
 def test_self_test_proves_on_the_engine_and_fails_loudly(toy: _Params, tmp_path: Path) -> None:
