@@ -143,7 +143,7 @@ class Run:
             "poll_interval_s": 0.2,
             "backoff_max_s": 2.0,
             "request_timeout_s": 3.0,
-            "retry_budget_s": 20.0,
+            "retry_budget_s": 13.0,  # 30 min of a 45 min deadline, scaled to 20 s
             "max_request_bytes": 32 * 1024 * 1024,
             **(agent or {}),
         }
@@ -530,7 +530,9 @@ format = "json"
         lossy = sum(int(counters.get(k, 0)) for k in ("fault_drop_after_complete", "fault_latency_complete"))
         lossy += self.extra_faults.get("kill -9", 0)
         conflicts = int(counters.get("rejected_duplicate", 0))
-        failed_409 = sum(1 for s, e, _ in rows.values() if s == "failed" and "409" in (e or ""))
+        failed_409 = sum(
+            1 for s, e, _ in rows.values() if s == "failed" and re.match(r"submit: .*→ 409\b", e or "")
+        )
         r.duplicates = double + failed_409 + max(0, conflicts - explained - lossy)
         r.extra["409s"] = {
             "market": conflicts,

@@ -2,8 +2,9 @@
 
 Each scenario starts the mock market and the agent as processes (tests/reliability/harness.py), injects its
 faults, measures the recovery and ends with :meth:`Run.finish` (settle, stop, invariants). Deadlines are
-scaled: the market's submit deadline is 20 s instead of 45 min, the agent's poll interval 0.2 s instead of 3 s
-and its backoff cap 2 s instead of 2 min, so a 25 s 429 storm stands for ~10 minutes of real time.
+scaled: the market's submit deadline is 20 s instead of 45 min, the agent's poll interval 0.2 s instead of
+3 s, its backoff cap 2 s instead of 2 min and the client's retry budget 13 s instead of 30 min, so a 25 s
+429 storm stands for ~10 minutes of real time.
 
 ``--only NAME…`` picks scenarios; ``SOAK_S`` (default 300) sets the soak's length; ``--json`` writes every
 result with its details. Exit status 1 when any scenario breaks an invariant.
@@ -149,10 +150,13 @@ def kill_at(stage: str) -> Callable[[Run], None]:
 
 
 def disk_full(run: Run) -> None:
+    """The disk fills while the agent holds a fetched request in its check stage, so the write that should
+    keep the checked data is the one that fails; 15 s later the space comes back."""
     fs = run.store_path.parent
     run.result.notes.append("tmpfs of 64 MiB under the store, filled with a ballast file")
-    _start(run)
-    run.wait_proofs(2, 60)
+    run.start_market()
+    run.start_agent(hold={"stage": "check", "seconds": 3})
+    run.wait_held("check")
     ballast = fs / "ballast"
     with open(ballast, "wb") as fh:
         try:
@@ -224,9 +228,10 @@ def gpu_errors_lone_request(run: Run) -> None:
 
 
 def submit_outage(run: Run) -> None:
-    """The complete endpoint answers 503 for 40 s (longer than the client's 20 s retry budget)."""
-    _start(run, "complete:503/5-45")
-    _after_market_start(run, 45)
+    """The complete endpoint answers 503 for 17 s: longer than the client's retry budget (13 s), shorter than
+    the submit deadline (20 s), so every proof made meanwhile can still be handed in when it ends."""
+    _start(run, "complete:503/5-22")
+    _after_market_start(run, 22)
     rows = run.rows().values()
     gone = sum(1 for s, _, _ in rows if s == "gone")
     computed = sum(1 for s, _, _ in rows if s == "computed")

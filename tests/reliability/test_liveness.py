@@ -1,4 +1,4 @@
-"""Three bugs the reliability scenarios found, kept as failing tests (xfail, strict) until they are fixed.
+"""Bugs the reliability scenarios found: failing tests (xfail, strict) until fixed, then regression tests.
 
 gpu-errors-3-in-a-row: three unverified proofs in a row close the readiness gate ("unhealthy",
 agent.service.UNHEALTHY_AFTER), and only a proof that verifies opens it again. When those three failures are
@@ -9,7 +9,7 @@ the unhealthy gate half-open after a cool-down (e.g. remember ``monotonic()`` of
 the failures as stale after ``error_backoff_max_s``, or re-run the warm-up's self-test proof when the gate is
 unhealthy and nothing is fetched), so one new request is asked for and a verified proof closes the incident.
 
-submit-outage and disk-full: see the second and third tests.
+submit-outage (two bugs) and disk-full (fixed in 723d675 by FLEET): see the other tests.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings
 from agent.store import RequestRow, RequestState, SqliteStore
 from gpu.placement import GpuError
-from market.errors import TransportError
+from market.errors import Rejected, TransportError
 from market.models import ProofReward, WorkAsk, WorkRequest, WorkResponse
 from market.proofdata import ProofData
 
@@ -217,3 +217,39 @@ def test_requests_whose_store_write_failed_are_taken_up_again(tmp_path: Path) ->
     assert not store.full_data and not store.full_proof  # both faults happened
     stuck = [(r.row_id, r.state.value, r.owner is not None) for r in rows if r.row_id <= 2]
     assert all(r.state is RequestState.SUBMITTED for r in rows if r.row_id <= 2), stuck
+
+
+class Outage503Market:
+    """What market.client.complete raises when the complete endpoint answered 503 for the whole retry
+    budget: Rejected with status 503 (retryable), the proof still valid and the work still assigned."""
+
+    async def complete(self, request_cid: str, proof: bytes) -> ProofReward:
+        raise Rejected("POST", f"http://market/complete/{request_cid}", 503, "Service Unavailable")
+
+
+@pytest.mark.xfail(strict=True, reason="agent.pipeline.submit_one fails a verified proof on a retryable 5xx")
+def test_a_verified_proof_survives_a_submit_outage_longer_than_the_retry_budget(tmp_path: Path) -> None:
+    """Found by the submit-outage scenario: after the client's retry budget ran out on 503s, submit_one takes
+    the Rejected(503) for a refusal and fails the request, throwing away a verified proof whose deadline is
+    still ahead. Fix (agent/pipeline.py, submit_one): ``except Rejected as e: if e.retryable: raise`` before
+    the 409 / refusal branches (the row stays computed; the submitter's loop backs off and tries again)."""
+    from agent.pipeline import submit_one
+
+    store = SqliteStore(tmp_path / "agent.db")
+    row = store.add_request(1, "bafkrei" + "0" * 52, 1)
+    assert row is not None
+    store.store_data(row.row_id, WORK, "snap")
+    claimed = store.claim("me")
+    assert claimed is not None
+    store.transition(row.row_id, RequestState.PROVING, RequestState.COMPUTED, proof=b"\xa5" * 192)
+
+    async def main() -> None:
+        try:
+            await submit_one(Outage503Market(), store)
+        except Rejected:
+            pass  # re-raised for the loop's backoff: fine, as long as the row stays computed
+
+    anyio.run(main)
+    after = store.get(row.row_id)
+    store.close()
+    assert after.state is RequestState.COMPUTED, f"{after.state.value}: {after.last_error}"
