@@ -1,8 +1,11 @@
-"""Vectorised witness of Poseidon Merkle PoR levels (trees C and R, circuit.md §7.3): one template per
-arity — index bits, siblings, insert, Poseidon: 530 rows / 537 aux for arity 8, 314 / 315 for arity 2 —
-solved for all paths of a partition at once, level by level (the hash of one level is the running node of
-the next). The rows themselves are ``porep.circuit.por.auth_path``'s; the tail of a PoR (index packed into
-a public input, root equality) allocates no aux beyond the inputs and is left to the synthesis.
+"""Vectorised witness of Poseidon Merkle PoR levels (trees C and R, circuit.md §7.3): per level the index
+bits, the siblings, ``insert`` and the Poseidon hash — 530 rows / 537 aux for arity 8, 314 / 315 for
+arity 2 — for all paths of a partition at once, level by level (the hash of one level is the running node
+of the next). ``insert`` is its recorded template solved row by row (``template_witness.solve``, 2 or 22
+rows), the hash the batched Poseidon kernel (``poseidon_witness``; the generic solver on the whole level
+template was 2/3 of an 8MiB partition's witness time). The rows themselves are
+``porep.circuit.por.auth_path``'s; the tail of a PoR (index packed into a public input, root equality)
+allocates no aux beyond the inputs and is left to the caller.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from functools import cache
 import numpy as np
 
 from gpu.arith.fields import fr_encode
+from porep.circuit.boolean import Boolean
 from porep.circuit.cs import ConstraintSystem
+from porep.circuit.insertion import insert
 from porep.circuit.por import PathLevel, auth_path, poseidon_node
+from porep.circuit.poseidon_witness import poseidon_witness_mont
 from porep.circuit.template import Template, record
 from porep.circuit.template_witness import Program, program, solve
 
@@ -30,6 +36,25 @@ def level_template(arity: int) -> tuple[Template, Program]:
     return t, program(t)
 
 
+@cache
+def insert_program(arity: int) -> tuple[Program, np.ndarray]:
+    """``insert`` over (running node, index bits, siblings) as inputs: its program (every aux defined by
+    its row) and the positions, among its own aux, of the arity children it returns (in order)."""
+    nbits = arity.bit_length() - 1
+    returned: list[list[int]] = []
+
+    def gadget(cs: ConstraintSystem, ins: list[int]) -> object:
+        returned.append(insert(cs, ins[0], [Boolean(v) for v in ins[1 : 1 + nbits]], ins[1 + nbits :]))
+        return None
+
+    t = record(gadget, arity + nbits)
+    p = program(t)
+    children = np.asarray(returned[0], dtype=np.int64) - t.n_inputs
+    if p.free or (children < 0).any():
+        raise AssertionError("insert: a free aux, or a child that is not its own aux")
+    return p, children
+
+
 def paths_witness(
     leaves: np.ndarray, siblings: Sequence[np.ndarray], indices: np.ndarray
 ) -> tuple[list[np.ndarray], np.ndarray]:
@@ -43,13 +68,14 @@ def paths_witness(
     for h, sib in enumerate(siblings):
         arity = sib.shape[1] + 1
         nbits = arity.bit_length() - 1
-        _, p = level_template(arity)
+        p, children = insert_program(arity)
         idx = np.asarray(indices)[:, h].astype(np.int64)
         if (idx < 0).any() or (idx >= arity).any():
             raise ValueError(f"level {h}: index outside [0, {arity})")
         bits = bit[(idx[:, None] >> np.arange(nbits)[None, :]) & 1]
-        free = np.ascontiguousarray(np.concatenate([bits, sib], axis=1))
-        aux = solve(p, cur, free)
-        out.append(aux)
-        cur = np.ascontiguousarray(aux[:, -1:])
+        ins = np.ascontiguousarray(np.concatenate([cur, bits, sib], axis=1))
+        picks = solve(p, ins, np.zeros((n, 0, 8), np.uint32))
+        hashed = poseidon_witness_mont(np.ascontiguousarray(picks[:, children]))
+        out.append(np.concatenate([bits, sib, picks, hashed], axis=1))
+        cur = np.ascontiguousarray(hashed[:, -1:])
     return out, cur.reshape(n, 8)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import threading
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -359,7 +360,7 @@ def program_version() -> str:
 
 def _save(bp: BitProgram, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "wb") as f:
         np.savez(
             f, free=bp.free, dst=bp.dst, src=bp.src, table=bp.table,
