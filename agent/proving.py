@@ -180,17 +180,21 @@ class Circuit(Protocol):
 
 
 class PorepCircuit:
-    """The StackedDRG circuit through ``porep.circuit.partition``."""
+    """The StackedDRG circuit through ``porep.circuit.partition`` (the pre-compiled R1CS and the compiled
+    witness programs kept under ``cache``)."""
+
+    def __init__(self, cache: Path | None = None) -> None:
+        self.cache = cache
 
     def r1cs(self, pt: Any) -> Any:
         from porep.circuit.partition import partition_r1cs
 
-        return partition_r1cs(pt)
+        return partition_r1cs(pt, self.cache)
 
     def assignment(self, c1: Any, k: int) -> np.ndarray:
         from porep.circuit.partition import partition_assignment
 
-        return partition_assignment(c1, k)
+        return partition_assignment(c1, k, cache_dir=self.cache)
 
 
 class Engine(Protocol):
@@ -449,9 +453,10 @@ class ProofPipeline:
         from agent.config import cache_dir
 
         self.params_dir = Path(params_dir)
+        cache = cache if cache is not None else cache_dir()
         self.engine: Engine = engine if engine is not None else Groth16Engine()
-        self.circuit: Circuit = circuit if circuit is not None else PorepCircuit()
-        self.checked = CheckedParams(cache if cache is not None else cache_dir())
+        self.circuit: Circuit = circuit if circuit is not None else PorepCircuit(cache)
+        self.checked = CheckedParams(cache)
         self.host = host or HostBudget()
         self.read_params = read_params
         self.setup = setup
