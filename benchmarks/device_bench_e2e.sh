@@ -35,7 +35,9 @@ psagent c1 make "$W/sector" --seed "$(printf '09%.0s' {1..32})" --out "$W/c1.jso
 step "params generate --sector-size $SIZE --backend ${PARAMS_BACKEND:-cuda}"
 t0=$SECONDS
 timeout $(( $(left) - 150 )) "${TIMEV[@]}" python3 -c 'import sys; from agent.cli import main; sys.argv[0] = "psagent"; main()' \
-    params generate --sector-size "$SIZE" --backend "${PARAMS_BACKEND:-cuda}" --out "$W/params" || exit 1
+    params generate --sector-size "$SIZE" --backend "${PARAMS_BACKEND:-cuda}" --out "$W/params" \
+    || { echo "params generate --backend ${PARAMS_BACKEND:-cuda} FAILED: falling back to the CPU setup"; rm -rf "$W/params"
+         psagent params generate --sector-size "$SIZE" --backend cpu --out "$W/params" || exit 1; }
 echo "params generate: $((SECONDS - t0)) s"
 ls -la "$W/params"
 step "bench e2e --backend cuda --warm-runs $WARM"
