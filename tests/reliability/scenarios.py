@@ -182,14 +182,20 @@ def disk_full(run: Run) -> None:
     run.wait_proofs(2, 60)
 
 
-def clock_skew(run: Run) -> None:
-    _start(run, "*:skew=30/0-15; *:skew=-30/15-30")
-    run.extra_faults["clock skew window"] += 2  # skew rules move the clock; they do not "fire" per request
-    run.wait_proofs(1, 60)
-    _after_market_start(run, 30)
-    rejected = {k: v for k, v in run.mock_state()["counters"].items() if k.startswith("rejected_")}
-    run.result.notes.append(f"market refusals during skew: {rejected or 'none'}")
-    run.recovery()
+def clock_skew(seconds: float) -> Callable[[Run], None]:
+    """The market's clock ``seconds`` ahead of the agent's for the whole run (its Date headers, its signature
+    checks, its deadlines). A constant offset, not a jump: a mid-run jump of the mock's clock would expire
+    fresh assignments at once, which no real clock does."""
+
+    def scenario(run: Run) -> None:
+        _start(run, f"*:skew={seconds:+g}")
+        run.extra_faults["clock skew"] += 1  # skew rules move the clock; they do not "fire" per request
+        run.result.recovery_s = run.wait_proofs(1, 60)  # the first proof, signed across the skew
+        run.wait_proofs(3, 60)
+        rejected = {k: v for k, v in run.mock_state()["counters"].items() if k.startswith("rejected_")}
+        run.result.notes.append(f"market refusals: {rejected or 'none'}")
+
+    return scenario
 
 
 def market_restart(run: Run) -> None:
@@ -259,7 +265,8 @@ SCENARIOS: dict[str, Callable[[Run], None]] = {
     "adversarial-c1": adversarial_c1,
     **{f"kill-9@{s}": kill_at(s) for s in STAGES},
     "disk-full": disk_full,
-    "clock-skew-30s": clock_skew,
+    "clock-skew+30s": clock_skew(30),
+    "clock-skew-30s": clock_skew(-30),
     "market-restart": market_restart,
     "gpu-errors": gpu_errors,
     "gpu-errors-3-in-a-row": gpu_errors_lone_request,
@@ -314,6 +321,8 @@ def run_one(name: str, root: Path, pool: Path) -> Result:
     finally:
         run.cleanup()
         if mounted and store_dir is not None:
+            for f in store_dir.glob("agent.db*"):  # kept for a look after the tmpfs is gone
+                shutil.copy(f, run.dir / f.name)
             subprocess.run(["umount", str(store_dir)])
     result.seconds = time.monotonic() - t0
     return result

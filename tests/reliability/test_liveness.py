@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +255,53 @@ def test_a_verified_proof_survives_a_submit_outage_longer_than_the_retry_budget(
     after = store.get(row.row_id)
     store.close()
     assert after.state is RequestState.COMPUTED, f"{after.state.value}: {after.last_error}"
+
+
+class FullAtCommitStore(SqliteStore):
+    """The production store whose next transaction fails at its end, rolled back, the way SQLite's COMMIT
+    fails on a full disk."""
+
+    fail_next_commit = False
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        with super()._tx() as db:
+            yield db
+            if self.fail_next_commit:
+                self.fail_next_commit = False
+                raise sqlite3.OperationalError("database or disk is full")
+
+
+@pytest.mark.xfail(strict=True, reason="agent.store: lease()/claim() add to the in-flight set before COMMIT")
+def test_a_lease_whose_commit_failed_does_not_strand_the_row(tmp_path: Path) -> None:
+    """Found by the disk-full scenario after 723d675: lease() and claim() put the row into the in-flight set
+    inside the transaction; when the COMMIT then fails (disk full) the exception reaches the caller, which
+    never got the row and so never calls let_go: the row stays "in flight" in this process for good and
+    _dropped() never offers it again (disk-full: 1 request still queued at the end). Fix (agent/store.py):
+    add to ``_in_flight`` after the ``with self._tx()`` block has committed, in lease() and claim()."""
+    from agent.pipeline import fetch_one
+
+    class Data:
+        async def fetch_request_bytes(self, request_cid: str) -> bytes:
+            return WORK
+
+    store = FullAtCommitStore(tmp_path / "agent.db")
+    row = store.add_request(1, "bafkrei" + "0" * 52, 1)
+    assert row is not None
+
+    async def main() -> None:
+        def full(*a: Any, **k: Any) -> RequestRow:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        store.store_data = full  # type: ignore[method-assign]  # the first fetch cannot keep its data
+        with pytest.raises(sqlite3.OperationalError):
+            await fetch_one(Data(), store, check=ProofData.parse, owner="me")
+        del store.store_data  # the row is still ours; the next lease (its first write) fails at COMMIT
+        store.fail_next_commit = True
+        with pytest.raises(sqlite3.OperationalError):
+            await fetch_one(Data(), store, check=ProofData.parse, owner="me")
+        assert await fetch_one(Data(), store, check=ProofData.parse, owner="me"), "the row is never offered"
+
+    anyio.run(main)
+    assert store.get(row.row_id).state is RequestState.FETCHED
+    store.close()
