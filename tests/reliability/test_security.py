@@ -73,6 +73,100 @@ def test_agent_process_refuses_a_readable_key_with_one_line_and_exit_2(tmp_path:
     assert wallet.export_lotus() not in p.stderr.decode() + p.stdout.decode()
 
 
+# -- keys never in logs, errors or metrics ------------------------------------------------------------------
+
+
+def test_keys_stay_out_of_logs_errors_and_metrics(tmp_path: Path) -> None:
+    """The real service against the real mock over HTTP, through the production log formatter and redaction
+    filter, with faults that make every loop log errors (5xx, dropped answers, a 30 s clock skew that gets
+    signatures refused until corrected, submissions refused with their signed URLs): the private key (hex,
+    base64, lotus export) appears in no log line, no error and not on the metrics page, and no signature
+    appears unredacted."""
+    import base64
+    import io
+    import logging
+    import secrets
+
+    from prometheus_client import generate_latest
+
+    from agent.logsetup import JsonFormatter, RedactFilter
+    from agent.pipeline import VerifyReport
+    from agent.requester import RequestLoopSettings
+    from agent.service import Agent, AgentSettings
+    from agent.store import SqliteStore
+    from market.client import MarketClient, RetryPolicy
+    from market.mock import DigestStandInChecker, MarketRules, MockMarket
+    from market.proofdata import ProofData
+
+    work = json.dumps(
+        {
+            "SectorID": {"Miner": 1000, "Number": 1},
+            "PoRep": None,
+            "Snap": {"ProofType": 7, "old_r": [0] * 32, "new_r": [0] * 32, "new_d": [0] * 32, "Proofs": []},
+        }
+    ).encode()
+
+    class Prover:
+        def prove(self, w: ProofData, job_id: str) -> bytes:
+            return b"\xa5" * 192
+
+    class Checker:
+        def verify(self, w: ProofData, proof: bytes) -> VerifyReport:
+            return VerifyReport((True,))
+
+    key = secrets.token_bytes(32)
+    wallet = Wallet(key)
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RedactFilter())
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    errors: list[str] = []
+    store = SqliteStore(tmp_path / "agent.db")
+    rules = MarketRules(slot_divisor=1, initial_challenges=100)
+    faults = "*:500@0.3; complete:drop-after#1; *:skew=-30/0-2; poll:drop-before@0.2"
+    try:
+        with MockMarket(checker=DigestStandInChecker(), rules=rules, faults=faults) as market:
+            for _ in range(4):
+                market.state.add_paid_request(work + b" " * secrets.randbelow(1000), rules.demand_price, 0.0)
+            settings = AgentSettings(
+                RequestLoopSettings(rules.demand_price, low_water=2, high_water=3, poll_interval_s=0.05),
+                idle_s=0.02,
+                error_backoff_s=0.05,
+                error_backoff_max_s=0.2,
+                drain_s=1.0,
+            )
+
+            async def main() -> Agent:
+                retry = RetryPolicy(initial_s=0.02, max_s=0.1, budget_s=1.0, attempt_s=2.0)
+                async with MarketClient(market.base_url, wallet, retry=retry) as client:
+                    agent = Agent(client, store, Prover(), Checker(), settings, check=ProofData.parse)
+                    with anyio.move_on_after(4):
+                        try:
+                            await agent.run(handle_signals=False)
+                        except Exception as e:  # noqa: BLE001 - an error's text is checked too
+                            errors.append(f"{type(e).__name__}: {e}")
+                    return agent
+
+            agent = anyio.run(main)
+        metrics = generate_latest(agent.metrics.registry).decode()
+        failures = [r.last_error or "" for r in store.list_requests()]
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+        store.close()
+    log = buf.getvalue()
+    assert '"level":"warning"' in log and '"level":"error"' in log  # the faults did make the loops complain
+    assert any(f.startswith("submit:") for f in failures), failures  # refused with the signed URL in hand
+    everything = "\n".join([log, metrics, *errors, *failures]).lower()
+    for secret in (key.hex(), base64.b64encode(key).decode().lower(), wallet.export_lotus()):
+        assert secret not in everything
+    assert not re.search(r"signature=[0-9a-f]{16,}", everything)
+
+
 # -- request size caps -------------------------------------------------------------------------------------
 
 
