@@ -121,6 +121,11 @@ def generate(
         **sizes,
     }
     (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    # made here from points computed here: the prover need not re-check every point of it (agent.proving)
+    from agent.config import cache_dir
+    from agent.proving import CheckedParams
+
+    CheckedParams(cache_dir()).record(out / f"{stem}.params")
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
 
 
