@@ -29,6 +29,7 @@ from porep.snap.partition import (
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.timeout(1800),  # the module fixture (seal, snap make, 2^21 setup) counts toward a test
     pytest.mark.skipif(not os.environ.get("PSAGENT_SNAP_LONG"), reason="long: set PSAGENT_SNAP_LONG=1"),
 ]
 
