@@ -17,7 +17,8 @@ from agent.config import ConfigError, Settings
 from agent.pipeline import PipelineSettings
 from agent.requester import RequestLoopSettings
 from agent.service import AgentSettings
-from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_store
+from agent.storage import open_store
+from agent.store import TERMINAL_STATES, AskState, RequestState, Store
 
 __all__ = ["StatusReport", "agent_settings", "gate_file", "load_wallet", "read_gate", "status_report"]
 

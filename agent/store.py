@@ -48,7 +48,6 @@ __all__ = [
     "StoreError",
     "TransitionError",
     "in_worker",
-    "open_store",
 ]
 
 
@@ -919,19 +918,3 @@ class SqliteStore(SqlStore):
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-def open_store(url: str, **options: Any) -> SqlStore:
-    """The store named by a config URL: ``sqlite:///PATH`` or ``postgresql://…`` (needs psagent[postgres]).
-    ``options`` (heartbeat_s, stale_after_s, clock) go to the backend."""
-    if url.startswith("sqlite:///"):
-        return SqliteStore(url[len("sqlite:///") :], **options)  # sqlite:////abs/path → /abs/path
-    if url.startswith(("postgresql://", "postgres://")):
-        try:
-            from agent.store_pg import PgStore
-        except ImportError as e:  # psycopg is the optional extra
-            raise StoreError(
-                f"the PostgreSQL store needs psycopg: pip install 'psagent[postgres]' ({e})"
-            ) from e
-        return PgStore(url, **options)
-    raise StoreError(f"unknown store URL {url!r}: use sqlite:///PATH or postgresql://USER@HOST/DB")

@@ -18,7 +18,8 @@ import pytest
 
 from agent.fleet import fleet_marks
 from agent.requester import RequestLoopSettings
-from agent.store import TERMINAL_STATES, RequestState, open_store
+from agent.storage import open_store
+from agent.store import TERMINAL_STATES, RequestState
 from agent.store_pg import PgStore
 from market.mock import DigestStandInChecker, MarketRules, MockMarket
 from market.mock.pool import ChallengePool

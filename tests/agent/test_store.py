@@ -366,7 +366,8 @@ def test_kill_9_between_transitions_loses_nothing(make_store):
     script = textwrap.dedent(
         f"""
         import sys
-        from agent.store import open_store, RequestState as S
+        from agent.storage import open_store
+        from agent.store import RequestState as S
         s = open_store({make_store.url!r})
         print("ready", flush=True)
         while True:
