@@ -7,10 +7,11 @@ the next poll; that is the Curio bug this shape avoids). :func:`request_loop` re
 progress-based backoff: back to the poll interval after progress, doubling to a cap while rate-limited, held
 otherwise.
 
-Queue target (Curio's): keep the number of unfinished requests (queued, fetched, proving) between the low and
-the high water mark. Asks are created only when that number is below the low mark, then up to
-``high − unfinished − active asks``, and only while the readiness gate is open (parameters loaded, kernels
-warm, self-test passed, prover healthy): a matched proof that misses its deadline costs 50 challenge proofs.
+Queue target (Curio's): keep the number of unfinished requests (queued, fetched, proving, computed: a proof
+not yet submitted is not done) between the low and the high water mark. Asks are created only when that
+number is below the low mark, then up to ``high − unfinished − active asks``, and only while the readiness
+gate is open (parameters loaded, kernels warm, self-test passed, prover healthy): a matched proof that misses
+its deadline costs 50 challenge proofs.
 
 Asks whose create answer was lost still exist on the market: they appear in ``active_asks`` with an id we
 never stored and are adopted (recorded, counted against the target); asks we stored that the market no
@@ -35,7 +36,9 @@ __all__ = ["AskMarket", "RequestLoopSettings", "RoundResult", "request_loop", "r
 
 log = logging.getLogger(__name__)
 
-UNFINISHED = (RequestState.QUEUED, RequestState.FETCHED, RequestState.PROVING)
+# Computed proofs count too: while submissions fail, asking for more work only piles up proofs that miss
+# their deadlines.
+UNFINISHED = (RequestState.QUEUED, RequestState.FETCHED, RequestState.PROVING, RequestState.COMPUTED)
 
 
 class AskMarket(Protocol):

@@ -139,10 +139,6 @@ class StuckSubmitMarket(OneAtATimeMarket):
         raise TransportError("POST complete: 503 Service Unavailable (outage)")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent.requester: computed proofs waiting to be submitted do not count against the ask target",
-)
 def test_agent_stops_asking_while_its_proofs_cannot_be_submitted(tmp_path: Path) -> None:
     """Found by the submit-outage scenario: while the complete endpoint fails, every proof ends computed and
     leaves the queue target (queued, fetched, proving), so the agent asks for more work, proves it and piles
