@@ -322,6 +322,15 @@ async def _submit_leased(
         log.warning("request %s: gone (410), dropped: %s", row.request_cid, e)
         return await in_worker(store.transition, row.row_id, S.COMPUTED, S.GONE, error=str(e))
     except Rejected as e:
+        if e.retryable:  # a 5xx/429 outage outlasted the client's budget: the proof is still good
+            if row.deadline is None or clock() <= row.deadline:
+                await in_worker(store.release, row.row_id, owner)
+                raise
+            c.gone += 1
+            log.warning("request %s: deadline passed while the market kept failing: %s", row.request_cid, e)
+            return await in_worker(
+                store.transition, row.row_id, S.COMPUTED, S.GONE, error=f"deadline passed during outage: {e}"
+            )
         if e.status == 409 and earlier_tries > 0:
             c.already_accepted += 1
             log.info(

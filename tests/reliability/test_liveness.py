@@ -225,7 +225,6 @@ class Outage503Market:
         raise Rejected("POST", f"http://market/complete/{request_cid}", 503, "Service Unavailable")
 
 
-@pytest.mark.xfail(strict=True, reason="agent.pipeline.submit_one fails a verified proof on a retryable 5xx")
 def test_a_verified_proof_survives_a_submit_outage_longer_than_the_retry_budget(tmp_path: Path) -> None:
     """Found by the submit-outage scenario: after the client's retry budget ran out on 503s, submit_one takes
     the Rejected(503) for a refusal and fails the request, throwing away a verified proof whose deadline is
