@@ -549,6 +549,15 @@ class SqlStore:
         if dst not in TRANSITIONS[src]:
             raise TransitionError(f"{src.value} → {dst.value} is not a request state change")
         now = self._clock()
+        # the in-flight mark is set after COMMIT (a failed commit must not leave the row marked while nobody
+        # holds it), under the store's lock so no other thread's claim sees the row as dropped meanwhile
+        with self._lock:
+            row = self._claim_tx(owner, src, dst, now)
+            if row is not None:
+                self._in_flight.add(row.row_id)
+            return row
+
+    def _claim_tx(self, owner: str, src: RequestState, dst: RequestState, now: float) -> RequestRow | None:
         with self._tx() as db:
             if dst is RequestState.PROVING:
                 cap = db.execute("SELECT capacity FROM hosts WHERE owner = ?", (owner,)).fetchone()
@@ -575,7 +584,6 @@ class SqlStore:
                 "WHERE row_id = ?",
                 (dst.value, owner, attempts + 1, f"{row_id}-{attempts + 1}", now, row_id),
             )
-            self._in_flight.add(int(row_id))
             return self._get(db, row_id)
 
     def _dropped(self, owner: str) -> tuple[str, list[object]]:
@@ -598,20 +606,23 @@ class SqlStore:
         (or :meth:`release`) drops the hold; None when every such row is held or there is none."""
         if state not in _LEASABLE:
             raise TransitionError(f"{state.value} rows are claimed with claim(), not leased")
-        with self._tx() as db:
-            dropped, args = self._dropped(owner)
-            r = db.execute(
-                f"SELECT row_id FROM requests WHERE state = ? AND (owner IS NULL OR ({dropped})) "
-                f"ORDER BY row_id LIMIT 1{self._LOCK_ROWS}",
-                (state.value, *args),
-            ).fetchone()
-            if r is None:
-                return None
-            db.execute(
-                "UPDATE requests SET owner = ?, updated_at = ? WHERE row_id = ?", (owner, self._clock(), r[0])
-            )
-            self._in_flight.add(int(r[0]))
-            return self._get(db, int(r[0]))
+        with self._lock:  # in flight once committed (see claim)
+            with self._tx() as db:
+                dropped, args = self._dropped(owner)
+                r = db.execute(
+                    f"SELECT row_id FROM requests WHERE state = ? AND (owner IS NULL OR ({dropped})) "
+                    f"ORDER BY row_id LIMIT 1{self._LOCK_ROWS}",
+                    (state.value, *args),
+                ).fetchone()
+                if r is None:
+                    return None
+                db.execute(
+                    "UPDATE requests SET owner = ?, updated_at = ? WHERE row_id = ?",
+                    (owner, self._clock(), r[0]),
+                )
+                row = self._get(db, int(r[0]))
+            self._in_flight.add(row.row_id)
+            return row
 
     def release(self, row_id: int, owner: str) -> bool:
         """Give back a lease (a fetch or submit that will be retried later); False if ``owner`` held none."""

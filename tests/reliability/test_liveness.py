@@ -267,7 +267,6 @@ class FullAtCommitStore(SqliteStore):
                 raise sqlite3.OperationalError("database or disk is full")
 
 
-@pytest.mark.xfail(strict=True, reason="agent.store: lease()/claim() add to the in-flight set before COMMIT")
 def test_a_lease_whose_commit_failed_does_not_strand_the_row(tmp_path: Path) -> None:
     """Found by the disk-full scenario after 723d675: lease() and claim() put the row into the in-flight set
     inside the transaction; when the COMMIT then fails (disk full) the exception reaches the caller, which
