@@ -7,7 +7,10 @@ Loops (each survives its own errors with a logged backoff; cancellation is the o
               runs before the first ask; a failure keeps the gate closed, says why (log, metrics, the gate
               file ``psagent status`` reads) and is retried with backoff. The gate closes again while the
               prover is unhealthy (3 unverified proofs in a row) and on shutdown. Provers claim work only
-              after the warm-up passed.
+              after the warm-up passed. An unhealthy gate half-opens after a cool-down of
+              ``error_backoff_max_s`` without a new failure: the warm-up's self-test runs again and reopens
+              the gate if it verifies (the failures may have been the last queued request's: then no proof
+              is left that could close the incident).
   fetcher     queued → fetched (agent.pipeline.fetch_one)
   provers     fetched → computed, ``prover_slots`` of them, each bounded by the device capacity limiter
   submitter   computed → submitted / gone / failed
@@ -204,6 +207,8 @@ class Agent:
         self._gate = Gate("starting")
         self._warmed = anyio.Event()
         self._prover_failures = 0
+        self._last_failure = 0.0  # time.monotonic() of the last unverified proof
+        self._unhealthy = anyio.Event()
         self._stop_asking = anyio.Event()
         self._stop_work = anyio.Event()
         self._done = anyio.Event()
@@ -335,19 +340,55 @@ class Agent:
             return False
         self.metrics.stage_seconds.labels(stage="prove_verify").observe(time.perf_counter() - t0)
         if row.state is RequestState.COMPUTED:
-            healed = self._prover_failures >= UNHEALTHY_AFTER
-            self._prover_failures = 0
             self.metrics.proofs.labels(outcome="verified").inc()
-            if healed:
-                log.info("prover healthy again (a proof verified): asking for work")
-                self._publish_gate()
+            self._healed("a proof verified")
         elif row.state in (RequestState.FETCHED, RequestState.FAILED) and row.proof is None:
             self._prover_failures += 1
+            self._last_failure = time.monotonic()
             self.metrics.proofs.labels(outcome="not_verified").inc()
             if self._prover_failures == UNHEALTHY_AFTER:
-                log.error("prover unhealthy (3 failures in a row): no new asks until a proof verifies")
+                log.error(
+                    "prover unhealthy (3 failures in a row): no new asks until a proof verifies "
+                    "(self-test again after %.0f s without a failure)",
+                    self.settings.error_backoff_max_s,
+                )
+                self._unhealthy.set()
                 self._publish_gate()
         return True
+
+    def _healed(self, why: str) -> None:
+        healed = self._prover_failures >= UNHEALTHY_AFTER
+        self._prover_failures = 0
+        if healed:
+            self._unhealthy = anyio.Event()
+            log.info("prover healthy again (%s): asking for work", why)
+            self._publish_gate()
+
+    async def _half_open(self) -> None:
+        """Reopen an unhealthy gate after a cool-down: when the failures were the attempts of the last queued
+        request, no proof is left to show the prover works again and, the gate being closed, none is asked
+        for. After ``error_backoff_max_s`` without a new failure the warm-up's self-test proof runs again (on
+        a device slot); if it verifies the gate reopens, otherwise the cool-down starts over."""
+        cool_down = self.settings.error_backoff_max_s
+        while True:
+            await self._unhealthy.wait()
+            wait = self._last_failure + cool_down - time.monotonic()
+            if wait > 0:
+                await anyio.sleep(wait)
+                continue  # a failure may have come meanwhile, or a verified proof healed the gate
+            failures, since = self._prover_failures, self._last_failure
+            log.info("prover unhealthy for %.0f s without a new failure: self-test", cool_down)
+            try:
+                if self.warm_up is not None:
+                    async with self.limiter:
+                        await _in_daemon_thread(self.warm_up)
+            except Exception as e:
+                self._last_failure = time.monotonic()
+                self.metrics.errors.labels(loop="self_test").inc()
+                log.error("self-test while unhealthy failed: %s: %s (gate stays closed)", type(e).__name__, e)
+                continue
+            if (self._prover_failures, self._last_failure) == (failures, since):  # no failure meanwhile
+                self._healed("the self-test verified after the cool-down")
 
     async def _submit_step(self) -> bool:
         t0 = time.perf_counter()
@@ -420,6 +461,7 @@ class Agent:
                 async with anyio.create_task_group() as asking:
                     asking.start_soon(self._guarded, "requester", self._request_step, self._stop_asking)
                     asking.start_soon(self._become_ready)
+                    asking.start_soon(self._half_open)
                     await self._done.wait()
                     self.notifier.stopping("draining")
                     self._stop_asking.set()

@@ -97,10 +97,6 @@ class OneAtATimeMarket:
         raise AssertionError("not asked to withdraw")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent.service: a gate closed by 3 GPU failures on the only queued request never reopens",
-)
 def test_agent_asks_again_after_its_only_request_failed_on_gpu_errors(tmp_path: Path) -> None:
     market = OneAtATimeMarket(WORK)
     store = SqliteStore(tmp_path / "agent.db")
