@@ -127,13 +127,18 @@ class StageCounters:
 
 
 def check_work(raw: bytes) -> ProofData:
-    """Parse and strictly check request data; raises ProtocolError / UnsupportedWork / VanillaProofError."""
+    """Parse and strictly check request data: a PoRep C1 (porep.vanilla_verify.check_c1) or a SnapDeals
+    update (porep.snap.verify.check_request); raises ProtocolError / VanillaProofError / UpdateProofError."""
     from porep.ids import prover_id
     from porep.vanilla_verify import check_c1
 
     work = ProofData.parse(raw)
-    if work.porep is None:
-        raise UnsupportedWork("SnapDeals update proofs are not supported by this psagent version yet")
+    if work.snap is not None:
+        from porep.snap.verify import check_request
+
+        check_request(work.snap)
+        return work
+    assert work.porep is not None  # ProofData.parse requires exactly one of PoRep / Snap
     check_c1(work.porep, prover_id=prover_id(work.sector_id.miner), sector=work.sector_id.number)
     return work
 

@@ -18,7 +18,8 @@
 
 :class:`CircuitProver` is the agent's thin adapter: it asks ``agent.admission`` for a slot on its device and
 the proving key's ``device_bytes``, then runs the pipeline in a worker thread with the grant as
-``memory_bytes``.
+``memory_bytes``. SnapDeals update requests take the same path through a second pipeline whose circuit seam
+is ``porep.snap.partition.UpdateCircuit``.
 :meth:`CircuitProver.warm_up` is the readiness gate's work (parameters of every accepted proof type loaded,
 kernels compiled, a self-test proof of a small synthetic circuit proven and verified on the same engine).
 
@@ -81,16 +82,29 @@ def params_paths(params_dir: Path, pt: Any) -> tuple[Path, Path]:
 
 def _porep(work: ProofData) -> Any:
     if work.porep is None:
-        raise ValueError("not a PoRep request (SnapDeals proofs are not proven by this prover)")
+        raise ValueError("not a PoRep request (ProofData.PoRep is null)")
     return work.porep
 
 
+def _update_type(work: ProofData) -> Any:
+    """The ``porep.snap.params.UpdateProofType`` of a Snap request."""
+    from porep.snap.params import update_proof_type
+
+    assert work.snap is not None
+    return update_proof_type(work.snap.proof_type)
+
+
 def work_inputs(work: ProofData) -> list[list[int]]:
-    """Every partition's public inputs from the request's public values only (prover id from the miner,
-    sector, ticket, seed, comm_d, comm_r; replica_id recomputed), never from the circuit."""
+    """Every partition's public inputs from the request's public values only, never from the circuit.
+    PoRep: prover id from the miner, sector, ticket, seed, comm_d, comm_r (replica_id recomputed); Snap: the
+    commitments old_r, new_r, new_d (``porep.snap.partition.update_public_inputs``)."""
     from porep.ids import prover_id
     from porep.public_inputs import record_inputs
 
+    if work.snap is not None:
+        from porep.snap.partition import update_public_inputs
+
+        return update_public_inputs(work.snap)
     c1 = _porep(work)
     arr = c1.arrays
     return list(
@@ -456,6 +470,7 @@ class ProofPipeline:
         cache = cache if cache is not None else cache_dir()
         self.engine: Engine = engine if engine is not None else Groth16Engine()
         self.circuit: Circuit = circuit if circuit is not None else PorepCircuit(cache)
+        self.cache = cache
         self.checked = CheckedParams(cache)
         self.host = host or HostBudget()
         self.read_params = read_params
@@ -706,8 +721,16 @@ def _engine_stages(timings: dict[str, float], prove_s: float) -> dict[str, float
 
 class CircuitProver:
     """The agent's prover: the pipeline behind ``agent.admission`` (a job slot on the device and the proving
-    key's ``device_bytes`` of its memory budget; the CPU backend is one slot). ``accepted``: the proof types
-    the readiness gate loads before the first ask."""
+    key's ``device_bytes`` of its memory budget; the CPU backend is one slot). ``accepted``: the PoRep proof
+    types the readiness gate loads before the first ask; ``accepted_update``: the SnapDeals update proof types
+    it loads too (``RegisteredUpdateProof`` names: a separate list, since "StackedDrg2KiBV1" names both a
+    seal and an update proof).
+
+    Snap work goes through its own pipeline (``update_pipeline``: the update circuit behind the circuit seam),
+    sharing the PoRep pipeline's engine (device, pinned pool) and host budget. Two pipelines rather than one
+    shape cache keyed by parameter stem because the circuit is the pipeline's seam: one pipeline answers for
+    one circuit, and its shape cache (keyed by proof-type name) can then never hand a seal shape to an update
+    proof of the same name."""
 
     def __init__(
         self,
@@ -716,21 +739,36 @@ class CircuitProver:
         backend: Any = "auto",
         device: int | None = None,
         accepted: Sequence[str] = PRODUCTION_PROOF_TYPES,
+        accepted_update: Sequence[str] = (),
         pipeline: ProofPipeline | None = None,
+        update_pipeline: ProofPipeline | None = None,
         admission: Admission | None = None,
         cache: Path | None = None,
         device_budget_bytes: int | None = None,
     ) -> None:
         """``device_budget_bytes``: the device memory proofs may reserve (config prover.memory_budget_gib;
         None: 90 % of the device's)."""
+        from porep.snap.partition import UpdateCircuit
+
         self.pipeline = pipeline or ProofPipeline(
             params_dir, engine=Groth16Engine(backend, device), cache=cache
+        )
+        self.update_pipeline = update_pipeline or ProofPipeline(
+            self.pipeline.params_dir,
+            engine=self.pipeline.engine,
+            circuit=UpdateCircuit(),
+            cache=self.pipeline.cache,
+            host=self.pipeline.host,
+            read_params=self.pipeline.read_params,
+            setup=self.pipeline.setup,
+            sample=self.pipeline.sample,
         )
         dev = getattr(self.pipeline.engine, "device", None)
         self.slot = dev if dev is not None else CPU_SLOT
         budget = {self.slot.index: device_budget_bytes} if device_budget_bytes else None
         self.admission = admission or Admission([self.slot], budget_bytes=budget, host=self.pipeline.host)
         self.accepted = tuple(accepted)
+        self.accepted_update = tuple(accepted_update)
         self.last: ProofResult | None = None
 
     @property
@@ -745,15 +783,15 @@ class CircuitProver:
         """Proof bytes of every partition (each pairing-checked here; the caller's checker decides)."""
         import anyio
 
-        c1 = _porep(work)
-        pt = c1.proof_type
-        self.pipeline.params_file(pt)  # a missing file is named before minutes of synthesis
+        pipe, item = self.route(work)
+        pt = item.proof_type
+        pipe.params_file(pt)  # a missing file is named before minutes of synthesis
         inputs = await anyio.to_thread.run_sync(work_inputs, work)
-        nbytes = await anyio.to_thread.run_sync(self.pipeline.device_bytes, pt)
+        nbytes = await anyio.to_thread.run_sync(pipe.device_bytes, pt)
         async with self.admission.run_on(self.slot, nbytes) as grant:
             memory = grant.nbytes if grant.nbytes > 0 else None
             result = await anyio.to_thread.run_sync(
-                lambda: self.pipeline.prove(c1, inputs, job_id=job_id, memory_bytes=memory)
+                lambda: pipe.prove(item, inputs, job_id=job_id, memory_bytes=memory)
             )
         self.last = result
         st = result.stages()
@@ -766,17 +804,31 @@ class CircuitProver:
         )
         return result.proof
 
-    def warm_up(self) -> None:
-        """The readiness gate's work: parameters of every accepted proof type present and loaded (proving key
-        built, so the kernels that load it are compiled), then a self-test proof verified on this engine.
-        Raises with the reason when any of it fails."""
-        from porep.prooftypes import proof_type
+    def route(self, work: ProofData) -> tuple[ProofPipeline, Any]:
+        """The pipeline that proves ``work`` and the item it proves: the PoRep pipeline and the C1, or the
+        update pipeline and ``porep.snap.partition.UpdateWork`` (proof type, one vanilla proof per
+        partition) for a Snap request."""
+        if work.snap is not None:
+            from porep.snap.partition import UpdateWork
 
-        for name in self.accepted:
-            pt = proof_type(name)
+            return self.update_pipeline, UpdateWork(work.snap)
+        return self.pipeline, _porep(work)
+
+    def warm_up(self) -> None:
+        """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and
+        loaded (proving key built, so the kernels that load it are compiled), then a self-test proof verified
+        on this engine. Raises with the reason when any of it fails."""
+        from porep.prooftypes import proof_type
+        from porep.snap.params import update_proof_type
+
+        todo: list[tuple[ProofPipeline, Any, str]] = [
+            (self.pipeline, proof_type(n), n) for n in self.accepted
+        ]
+        todo += [(self.update_pipeline, update_proof_type(n), f"{n} (update)") for n in self.accepted_update]
+        for pipe, pt, label in todo:
             t0 = time.perf_counter()
-            self.pipeline.shape(pt)
-            log.info("warm-up: %s parameters and circuit loaded in %.1f s", name, time.perf_counter() - t0)
+            pipe.shape(pt)
+            log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
         seconds = self.pipeline.self_test()
         log.info("warm-up: self-test proof verified on %s in %.1f s", self.backend, seconds)
 
@@ -786,7 +838,8 @@ def _gib(n: int | None) -> str:
 
 
 class PairingChecker:
-    """Per-partition Groth16 verification with the proof type's verifying key and circuit-free inputs."""
+    """Per-partition Groth16 verification with the proof type's verifying key and circuit-free inputs: the
+    seal proof's for PoRep, the update proof's for Snap (each found by its parameter stem, which differ)."""
 
     def __init__(self, params_dir: Path, *, keys: dict[str, Any] | None = None) -> None:
         """``keys``: verifying keys by parameter stem, taking precedence over the files (tests, embedding)."""
@@ -810,12 +863,12 @@ class PairingChecker:
     def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
         from gpu.groth16.verifier import verify
 
-        c1 = _porep(work)
-        n = int(c1.proof_type.partitions)
+        pt = _update_type(work) if work.snap is not None else _porep(work).proof_type
+        n = int(pt.partitions)
         if len(proof) != PROOF_BYTES * n:
             return VerifyReport((False,) * n, f"proof is {len(proof)} bytes, want {PROOF_BYTES * n}")
         inputs = work_inputs(work)
-        pvk = self._pvk(c1.proof_type)
+        pvk = self._pvk(pt)
         parts = tuple(
             bool(verify(pvk, proof[k * PROOF_BYTES : (k + 1) * PROOF_BYTES], inputs[k])) for k in range(n)
         )

@@ -41,3 +41,18 @@ def pg_url(pg_server: object) -> str:
     if pg_server.url is None:  # type: ignore[attr-defined]
         pytest.skip(f"NO POSTGRESQL SERVER: {pg_server.reason}")  # type: ignore[attr-defined]
     return pg_server.database()  # type: ignore[attr-defined,no-any-return]
+
+
+@pytest.fixture(scope="session")
+def mixed_pool(challenge_pool: object) -> object:
+    """The session's challenge pool with a CC sector beside it (sealed once, ~6-12 s): every second request
+    it makes is a SnapDeals update of that sector with fresh random data."""
+    from market.mock.pool import ChallengePool
+
+    return ChallengePool.open(challenge_pool.directory, snap_every=2)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def snap_bytes(mixed_pool: object) -> bytes:
+    """ProofData bytes of a real 2KiB Snap request (ProofType 0, one partition), strictly checked."""
+    return mixed_pool.make_snap()  # type: ignore[attr-defined,no-any-return]

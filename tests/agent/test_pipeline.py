@@ -122,22 +122,47 @@ async def test_bad_input_fails_before_any_proving(store, work_bytes):
     assert c.fetch_failed == 1 and not row.has_data
 
 
-async def test_snap_work_is_failed_loudly_not_dropped(store, caplog):
-    raw = (
-        b'{"SectorID":{"Miner":1000,"Number":1},"PoRep":null,"Snap":{"ProofType":3,"old_r":'
-        + b"["
-        + b",".join([b"0"] * 32)
-        + b'],"new_r":['
-        + b",".join([b"0"] * 32)
-        + b'],"new_d":['
-        + b",".join([b"0"] * 32)
-        + b'],"Proofs":[]}}'
-    )
-    cid = _queue(store, raw)
-    assert await fetch_one(FakeMarket({cid: raw}), store)
+def test_check_work_accepts_a_valid_snap_request(snap_bytes):
+    from agent.pipeline import check_work
+
+    work = check_work(snap_bytes)
+    assert work.snap is not None and work.porep is None and work.raw == snap_bytes
+
+
+async def test_snap_work_is_fetched_and_a_mutated_one_failed_by_name(store, snap_bytes, caplog):
+    """A valid Snap request passes the strict check into fetched (kind "snap"); one field changed (new_d, the
+    new data's commitment) fails it before any proving, the failed check named in the row's error."""
+    import dataclasses
+
+    from agent.pipeline import check_work
+    from market.proofdata import ProofData
+    from porep.snap.verify import UpdateProofError
+
+    cid = _queue(store, snap_bytes)
+    assert await fetch_one(FakeMarket({cid: snap_bytes}), store)
     row = store.by_cid(cid)
-    assert row is not None and row.state is S.FAILED and "SnapDeals" in (row.last_error or "")
-    assert any("cannot be proven here" in r.message for r in caplog.records)
+    assert row is not None and row.state is S.FETCHED and row.proof_type == "snap" and row.has_data
+
+    good = ProofData.parse(snap_bytes)
+    assert good.snap is not None
+    new_d = bytearray(good.snap.new_d)
+    new_d[0] ^= 0x01  # still a sha254 value (top bits untouched): only the commitment checks can object
+    bad_snap = dataclasses.replace(good.snap, new_d=bytes(new_d))
+    bad = ProofData.encode(good.sector_id, snap=bad_snap)
+    with pytest.raises(UpdateProofError, match="tree_d.root"):
+        check_work(bad)
+    cid = _queue(store, bad)
+    c = StageCounters()
+    assert await fetch_one(FakeMarket({cid: bad}), store, counters=c)
+    row = store.by_cid(cid)
+    assert row is not None and row.state is S.FAILED and not row.has_data and c.fetch_failed == 1
+    assert (row.last_error or "").startswith("check:") and "tree_d.root" in (row.last_error or "")
+    assert any("failed the strict check" in r.message for r in caplog.records)
+
+    # a request with no partition proofs at all is named too (it used to be refused as "unsupported")
+    empty = ProofData.encode(good.sector_id, snap=dataclasses.replace(good.snap, proofs=()))
+    with pytest.raises(UpdateProofError, match="header.partitions"):
+        check_work(empty)
 
 
 async def test_hash_mismatch_fails_the_request(store, work_bytes):

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _doubles import ReferenceEngine, ToyCircuit, toy_r1cs  # tests/agent is on sys.path
+from _doubles import ReferenceEngine, ToyCircuit, toy_r1cs, toy_sample  # tests/agent is on sys.path
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, HostBudget
 from agent.pipeline import PipelineSettings, prove_one
@@ -281,3 +281,86 @@ def test_self_test_proves_on_the_engine_and_fails_loudly(toy: _Params, tmp_path:
     with pytest.raises(RuntimeError, match="self-test: the .*-constraint proof on reference did not verify"):
         bad.self_test()
     assert time.perf_counter() - t0 < 30
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_snap_work_is_routed_to_the_update_pipeline(
+    work_bytes: bytes, snap_bytes: bytes, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A Snap request goes to the update pipeline (UpdateWork: its proof type and one vanilla proof per
+    partition), its public inputs from the request's commitments; a PoRep one to the PoRep pipeline. Toy
+    circuits over each request's own public inputs stand in for the two circuits (a real 2KiB update proof
+    takes minutes); the checker picks the verifying key by the update proof's parameter stem."""
+    import dataclasses
+
+    from porep.snap.params import update_proof_type
+    from porep.snap.partition import UpdateCircuit, UpdateWork, update_public_inputs
+
+    porep_work, snap_work = ProofData.parse(work_bytes), ProofData.parse(snap_bytes)
+    assert porep_work.porep is not None and snap_work.snap is not None
+    upt = update_proof_type(snap_work.snap.proof_type)
+    n_porep = len(from_c1(porep_work.porep)[0])
+    n_snap = len(update_public_inputs(snap_work.snap)[0])
+    directory = tmp_path_factory.mktemp("both")
+    seal_par = _Params(directory, n_porep, stem=porep_work.porep.proof_type.param_stem)
+    update_par = _Params(directory, n_snap, stem=upt.param_stem)
+    assert seal_par.path != update_par.path
+    engine = ReferenceEngine()
+    seal_circuit = ToyCircuit(n_porep, lambda c1: from_c1(c1))
+    update_circuit = ToyCircuit(n_snap, lambda item: update_public_inputs(item.snap))
+    pipe = ProofPipeline(
+        directory, engine=engine, circuit=seal_circuit, cache=tmp_path, read_params=seal_par.read
+    )
+    upipe = ProofPipeline(
+        directory, engine=engine, circuit=update_circuit, cache=tmp_path, read_params=update_par.read
+    )
+    prover = CircuitProver(
+        directory, pipeline=pipe, update_pipeline=upipe, accepted_update=(upt.name,), accepted=()
+    )
+    chosen, item = prover.route(snap_work)
+    assert chosen is upipe and isinstance(item, UpdateWork) and item.proof_type is upt
+    assert len(item.vanilla_proofs) == upt.partitions == 1
+    chosen, item = prover.route(porep_work)
+    assert chosen is pipe and item is porep_work.porep
+
+    snap_proof = await prover.prove_async(snap_work, "ps-snap-1")
+    assert prover.last is not None and prover.last.ok and prover.last.proof_type == upt.name
+    assert update_circuit.log == ["synth 0"] and seal_circuit.log == []
+    porep_proof = await prover.prove_async(porep_work, "ps-porep-1")
+    assert prover.last.proof_type == porep_work.porep.proof_type.name and seal_circuit.log == ["synth 0"]
+    assert update_circuit.log == ["synth 0"]
+
+    keys = {porep_work.porep.proof_type.param_stem: seal_par.params.vk, upt.param_stem: update_par.params.vk}
+    checker = PairingChecker(directory, keys=keys)
+    assert checker.verify(snap_work, snap_proof).ok and checker.verify(porep_work, porep_proof).ok
+    # bound to the request: another Snap request's commitments do not verify this proof
+    new_d = bytes([snap_work.snap.new_d[0] ^ 1]) + snap_work.snap.new_d[1:]
+    other = ProofData.parse(
+        ProofData.encode(snap_work.sector_id, snap=dataclasses.replace(snap_work.snap, new_d=new_d))
+    )
+    assert not checker.verify(other, snap_proof).ok
+    assert not checker.verify(snap_work, snap_proof[:100]).ok  # wrong length: named, not raised
+
+    # the readiness gate loads the accepted update type's shape in the update pipeline
+    gated = CircuitProver(
+        directory,
+        pipeline=ProofPipeline(
+            directory, engine=ReferenceEngine(), circuit=ToyCircuit(n_porep, from_c1), cache=tmp_path,
+            read_params=seal_par.read, sample=toy_sample,
+        ),
+        update_pipeline=ProofPipeline(
+            directory, engine=ReferenceEngine(), circuit=ToyCircuit(n_snap, update_public_inputs),
+            cache=tmp_path, read_params=update_par.read,
+        ),
+        accepted=(),
+        accepted_update=(upt.name,),
+    )
+    gated.warm_up()
+    assert gated.update_pipeline.loaded(upt) and not gated.pipeline.loaded(porep_work.porep.proof_type)
+
+    # by default: the real update circuit, on the PoRep pipeline's engine and host budget
+    default = CircuitProver(directory, pipeline=pipe)
+    assert isinstance(default.update_pipeline.circuit, UpdateCircuit)
+    assert default.update_pipeline.engine is engine and default.update_pipeline.host is pipe.host
+    assert default.update_pipeline is not pipe and default.accepted_update == ()
