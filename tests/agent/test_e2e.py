@@ -1,6 +1,7 @@
-"""The agent against the mock market over real loopback HTTP: paid work end to end, a 429 storm, 410 /
-deadline, a dropped answer (409), a corrupt partition. The prover is the stand-in double
-(tests/agent/_standin); the market checks the stand-in token, its rules and signatures are the real mock's."""
+"""The agent against the mock market over real loopback HTTP: paid work end to end (PoRep, and a pool mixing
+PoRep and SnapDeals requests), a 429 storm, 410 / deadline, a dropped answer (409), a corrupt partition. The
+prover is the stand-in double (tests/agent/_standin); the market checks the stand-in token, its rules and
+signatures are the real mock's."""
 
 from __future__ import annotations
 
@@ -117,6 +118,42 @@ async def test_paid_work_end_to_end_ledger_equals_vouchers(make_market: Any, tmp
     assert summary.paid_attofil == ours[-1][1] == PRICE * len(paid)
     assert len(set(prover.job_ids)) == len(prover.job_ids)  # a job id per attempt
     store.close()
+
+
+async def test_mixed_porep_and_snap_pool_all_proven_and_paid(
+    mixed_pool: ChallengePool, tmp_path: Path
+) -> None:
+    """The pool mixes SnapDeals update requests into its PoRep ones (every second request): the agent
+    fetches, strictly checks, proves, verifies and submits both kinds, the market accepts every proof and
+    pays each (a wallet balance high enough that no challenge is needed, so the work alternates kinds)."""
+    market = MockMarket(
+        checker=DigestStandInChecker(),
+        rules=MarketRules(slot_divisor=1, initial_challenges=50, demand_open=3),
+        challenge_source=mixed_pool.make,
+    ).start()
+    try:
+        wallet = Wallet.generate()
+        store = SqliteStore(tmp_path / "a.db")
+        prover = StandInProver()
+        summary, _ = await run_agent(market, wallet, store, prover, settings(high=2), 6, timeout=120)
+        rows = store.list_requests([RequestState.SUBMITTED])
+        assert summary.submitted == len(rows) >= 6 and summary.verified >= 6
+        assert not store.list_requests([RequestState.FAILED, RequestState.GONE])
+        kinds = Counter(r.proof_type for r in rows)
+        assert kinds["porep"] >= 2 and kinds["snap"] >= 2 and set(kinds) == {"porep", "snap"}, kinds
+        assert all(r.pow is False for r in rows)  # every one paid work
+        counters = market.state.snapshot()["counters"]
+        assert counters.get("completed_valid", 0) == len(rows) and counters.get("completed_invalid", 0) == 0
+        ours = [(p.nonce, p.cumulative_amount, p.signature.hex(), p.request_cid) for p in store.payments()]
+        theirs = [
+            (v["nonce"], v["cumulative"], v["signature"], v["request_cid"]) for v in vouchers(market, wallet)
+        ]
+        assert ours == theirs and len(ours) == len(rows)
+        assert {cid for *_, cid in ours} == {r.request_cid for r in rows}
+        assert summary.paid_attofil == ours[-1][1] == PRICE * len(rows)
+        store.close()
+    finally:
+        market.stop()
 
 
 async def test_429_storm_matched_work_still_completed(make_market: Any, tmp_path: Path) -> None:
