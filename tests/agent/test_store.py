@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from agent.storage import open_store
 from agent.store import (
     TERMINAL_STATES,
     TRANSITIONS,
@@ -24,7 +25,6 @@ from agent.store import (
     SqlStore,
     StoreError,
     TransitionError,
-    open_store,
 )
 
 S = RequestState
