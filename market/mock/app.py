@@ -55,6 +55,17 @@ def _text(status: int, message: str, headers: dict[str, str] | None = None) -> R
     return PlainTextResponse(message + "\n", status_code=status, headers=headers)
 
 
+def _request_kind(data: bytes) -> str:
+    """The kind the request data carries, PoRep or Snap (the checker then picks that kind's verifying key);
+    data that does not parse is left to the checker to diagnose."""
+    from market.proofdata import ProofData
+
+    try:
+        return ProofData.parse(data).kind
+    except Exception:  # noqa: BLE001 - the checker names the fault
+        return "PoRep"
+
+
 class MockMarketApp:
     """The ASGI app around a :class:`MarketState`, a :class:`ProofChecker` and a :class:`FaultPlan`."""
 
@@ -243,7 +254,9 @@ class MockMarketApp:
             if len(proof) > MAX_PROOF_BYTES:
                 raise AuthError(400, "proof_too_large", "proof body too large")
             pending = self.state.begin_complete(wallet, cid, now)
-            verdict = await anyio.to_thread.run_sync(self.checker.check, "PoRep", pending.data, proof)
+            verdict = await anyio.to_thread.run_sync(
+                lambda: self.checker.check(_request_kind(pending.data), pending.data, proof)
+            )
             if not verdict.ok:
                 self.state.count("completed_invalid")
                 log.info("invalid proof for %s from %s: %s", cid, wallet, verdict.diagnosis)

@@ -120,14 +120,30 @@ async def test_paid_work_end_to_end_ledger_equals_vouchers(make_market: Any, tmp
     store.close()
 
 
+class _KindRecording(DigestStandInChecker):
+    """The stand-in checker, recording the kind the mock names for each proof (a Snap proof must be judged
+    as Snap: a pairing checker picks the update verifying key by it)."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+
+    def check(self, kind: str, request: bytes, proof: bytes) -> Any:
+        from market.proofdata import ProofData
+
+        assert kind == ProofData.parse(request).kind
+        self.kinds.append(kind)
+        return super().check(kind, request, proof)
+
+
 async def test_mixed_porep_and_snap_pool_all_proven_and_paid(
     mixed_pool: ChallengePool, tmp_path: Path
 ) -> None:
     """The pool mixes SnapDeals update requests into its PoRep ones (every second request): the agent
     fetches, strictly checks, proves, verifies and submits both kinds, the market accepts every proof and
     pays each (a wallet balance high enough that no challenge is needed, so the work alternates kinds)."""
+    checker = _KindRecording()
     market = MockMarket(
-        checker=DigestStandInChecker(),
+        checker=checker,
         rules=MarketRules(slot_divisor=1, initial_challenges=50, demand_open=3),
         challenge_source=mixed_pool.make,
     ).start()
@@ -142,6 +158,8 @@ async def test_mixed_porep_and_snap_pool_all_proven_and_paid(
         kinds = Counter(r.proof_type for r in rows)
         assert kinds["porep"] >= 2 and kinds["snap"] >= 2 and set(kinds) == {"porep", "snap"}, kinds
         assert all(r.pow is False for r in rows)  # every one paid work
+        named = {"porep": "PoRep", "snap": "Snap"}
+        assert Counter(checker.kinds) == Counter(named[r.proof_type] for r in rows)
         counters = market.state.snapshot()["counters"]
         assert counters.get("completed_valid", 0) == len(rows) and counters.get("completed_invalid", 0) == 0
         ours = [(p.nonce, p.cumulative_amount, p.signature.hex(), p.request_cid) for p in store.payments()]
