@@ -876,9 +876,15 @@ class PairingChecker:
 
 
 def blank_r1cs(pt: Any) -> Any:
-    """The R1CS of one partition of ``pt`` without a witness (what the setup needs)."""
+    """The R1CS of one partition of ``pt`` (a seal proof type, or an update one: the update circuit) without a
+    witness (what the setup needs)."""
     from porep.circuit.partition import partition_r1cs
+    from porep.snap.params import UpdateProofType
 
+    if isinstance(pt, UpdateProofType):
+        from porep.snap.partition import update_r1cs
+
+        return update_r1cs(pt)
     return partition_r1cs(pt)
 
 

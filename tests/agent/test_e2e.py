@@ -318,3 +318,45 @@ async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: P
         store.close()
     finally:
         market.stop()
+
+
+@pytest.mark.skipif(not os.environ.get("PSAGENT_AGENT_LONG"), reason="real 2KiB proofs: make test-agent-long")
+async def test_real_prover_mixed_porep_and_snap(mixed_pool: ChallengePool, tmp_path: Path) -> None:
+    """The real provers (StackedDRG and the update circuit) and pairing checkers on both sides, against a
+    mock market whose pool alternates PoRep and Snap requests: both kinds proven, accepted and paid.
+    Development parameters of both circuits from the user's cache (the update setup, a 2^21 domain, is made
+    once and takes many minutes on 2 cores)."""
+    from agent.config import cache_dir
+    from agent.proving import CircuitProver, PairingChecker, ensure_dev_params
+    from market.mock import PairingChecker as MarketPairing
+    from porep.prooftypes import proof_type
+    from porep.snap.params import for_sector_size
+
+    params_dir = cache_dir() / "params-dev"
+    pt = proof_type("StackedDrg2KiBV1_1")
+    upt = for_sector_size(pt.sector_size)
+    _, vk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(pt, params_dir))
+    _, uvk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(upt, params_dir))
+    market = MockMarket(
+        checker=MarketPairing(vk, update_vk=uvk),
+        rules=MarketRules(slot_divisor=1, initial_challenges=50, demand_open=2),
+        challenge_source=mixed_pool.make,
+    ).start()
+    try:
+        wallet = Wallet.generate()
+        store = SqliteStore(tmp_path / "a.db")
+        async with MarketClient(market.base_url, wallet) as client:
+            prover = CircuitProver(params_dir, accepted=(pt.name,), accepted_update=(upt.name,))
+            checker = PairingChecker(params_dir)
+            agent = Agent(client, store, prover, checker, settings(high=1), warm_up=prover.warm_up)
+            with anyio.fail_after(3600):
+                summary = await agent.run(max_proofs=2, handle_signals=False)
+        rows = store.list_requests([RequestState.SUBMITTED])
+        assert summary.submitted >= 2 and {r.proof_type for r in rows} == {"porep", "snap"}
+        assert market.state.snapshot()["counters"].get("completed_invalid", 0) == 0
+        ours = [(p.nonce, p.cumulative_amount) for p in store.payments()]
+        theirs = market.state.vouchers(wallet.address.encode("f"))
+        assert ours == [(v["nonce"], v["cumulative"]) for v in theirs] and len(ours) == len(rows)
+        store.close()
+    finally:
+        market.stop()

@@ -364,3 +364,20 @@ async def test_snap_work_is_routed_to_the_update_pipeline(
     assert isinstance(default.update_pipeline.circuit, UpdateCircuit)
     assert default.update_pipeline.engine is engine and default.update_pipeline.host is pipe.host
     assert default.update_pipeline is not pipe and default.accepted_update == ()
+
+
+def test_blank_r1cs_of_an_update_type_is_the_update_circuit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ensure_dev_params' setup circuit: an update proof type gets the update circuit's R1CS, a seal proof
+    type the StackedDRG one, though "StackedDrg2KiBV1" names both (the real synthesis is tested in porep)."""
+    import porep.circuit.partition as seal_partition
+    import porep.snap.partition as snap_partition
+    from agent.proving import blank_r1cs
+    from porep.prooftypes import proof_type
+    from porep.snap.params import update_proof_type
+
+    asked: list[tuple[str, str]] = []
+    monkeypatch.setattr(snap_partition, "update_r1cs", lambda pt: asked.append(("update", pt.name)) or "U")
+    monkeypatch.setattr(seal_partition, "partition_r1cs", lambda pt: asked.append(("seal", pt.name)) or "S")
+    assert blank_r1cs(update_proof_type("StackedDrg2KiBV1")) == "U"
+    assert blank_r1cs(proof_type("StackedDrg2KiBV1")) == "S"
+    assert asked == [("update", "StackedDrg2KiBV1"), ("seal", "StackedDrg2KiBV1")]
