@@ -52,6 +52,7 @@ from market.proofdata import ProofData
 
 __all__ = [
     "PRODUCTION_PROOF_TYPES",
+    "PRODUCTION_UPDATE_TYPES",
     "CheckedParams",
     "Circuit",
     "CircuitProver",
@@ -71,6 +72,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 PROOF_BYTES = 192
 PRODUCTION_PROOF_TYPES = ("StackedDrg32GiBV1_1",)  # what the market sends (issue P15)
+# and its SnapDeals work (an ask cannot refuse Snap): the gate waits for these parameters as well
+PRODUCTION_UPDATE_TYPES = ("StackedDrg32GiBV1",)
 
 Progress = Callable[[str, float, float], None]
 

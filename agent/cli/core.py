@@ -137,7 +137,7 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
 
     from agent.config import ConfigError
     from agent.metrics import AgentMetrics
-    from agent.proving import CircuitProver, PairingChecker
+    from agent.proving import PRODUCTION_UPDATE_TYPES, CircuitProver, PairingChecker
     from agent.runtime import agent_settings, gate_file, load_wallet, open_configured_store
     from agent.service import Agent
     from market.client import MarketClient
@@ -153,6 +153,7 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
         prover = CircuitProver(
             p.params_dir, backend=p.backend, device=device,
             device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
+            accepted_update=PRODUCTION_UPDATE_TYPES,
         )
     except Exception as exc:  # noqa: BLE001 - a GpuError for backend = "cuda" without a GPU
         fail(f"prover.backend = {p.backend}: {exc}", EXIT_USAGE)
