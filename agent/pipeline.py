@@ -14,8 +14,9 @@ each in a loop inside one anyio task group; tests call them step by step):
   own lost answer → submitted (the market has it; vouchers are cumulative, so a later one covers the lost
   one); other refusals → failed. Ending a request erases its data (ToS 6.3).
 
-Proof types we cannot prove (SnapDeals, until porep.snap exists) are recorded as failed with a clear reason
-and an error log line — never silently dropped.
+PoRep C2 and SnapDeals update work are both proven (agent.proving routes each to its circuit). A proof type
+this agent cannot prove would be recorded as failed with a clear reason and an error log line — never
+silently dropped (``UnsupportedWork``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ S = RequestState
 
 
 class UnsupportedWork(Exception):
-    """Work of a kind this agent cannot prove (e.g. SnapDeals before porep.snap exists)."""
+    """Work of a kind this agent cannot prove (a proof type the market may add later)."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,8 @@ async def _prove_claimed(
         )
     raw = await in_worker(store.data, row.row_id)
     work = ProofData.parse(raw)
-    job_id = f"ps-porep-{work.sector_id.miner}-{work.sector_id.number}-{row.row_id}-{row.attempts}"
+    kind = "porep" if work.porep is not None else "snap"
+    job_id = f"ps-{kind}-{work.sector_id.miner}-{work.sector_id.number}-{row.row_id}-{row.attempts}"
     t0 = time.perf_counter()
     try:
         if isinstance(prover, AdmittedProver):
