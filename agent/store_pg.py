@@ -220,7 +220,11 @@ class PgStore(SqlStore):
                     return True
                 self._drop_lead()
                 conn = _connect(self.url, self._timeout_s)
-                got = conn.execute("SELECT pg_try_advisory_lock(%s)", (REQUESTER_LOCK,)).fetchone()
+                try:
+                    got = conn.execute("SELECT pg_try_advisory_lock(%s)", (REQUESTER_LOCK,)).fetchone()
+                except BaseException:
+                    conn.close()  # never leave a session (and maybe the lock) behind
+                    raise
                 if not (got and got[0]):
                     conn.close()
                     return False

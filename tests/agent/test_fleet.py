@@ -71,13 +71,14 @@ def _proofs(log: Path) -> list[tuple[str, int, int, int, float]]:
 
 @pytest.mark.slow
 def test_three_agents_share_the_work_and_survive_a_kill_9(
-    market: MockMarket, pg_url: str, tmp_path: Path
+    market: MockMarket, pg_url: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     key = secrets.token_bytes(32).hex()
     wallet = Wallet(bytes.fromhex(key)).address.encode("f")
     log = tmp_path / "proofs.log"
     PgStore(pg_url).close()  # migrate once before the members start (they would race harmlessly anyway)
     store = open_store(pg_url, heartbeat_s=0.25, stale_after_s=STALE_AFTER_S)  # the members' own
+    request.addfinalizer(store.close)  # also when an assertion fails (a leaked session breaks a later test)
     procs = {}
     for _ in range(3):
         p = _start(market, key, pg_url, 0.6, log)
@@ -117,7 +118,14 @@ def test_three_agents_share_the_work_and_survive_a_kill_9(
             if len(hosts) != 1:
                 return False
             leader = hosts[0].pid
-            rows = [r for r in store.list_requests([S.PROVING]) if r.owner == hosts[0].owner]
+            # a row it claimed AND whose proof it has started (the claim is committed before the prover logs
+            # its start: a kill in between would leave nothing of the victim's in the proof log)
+            started = {row for w, pid, row, *_ in _proofs(log) if w == "start" and pid == leader}
+            ended = {row for w, pid, row, *_ in _proofs(log) if w == "end" and pid == leader}
+            rows = [
+                r for r in store.list_requests([S.PROVING])
+                if r.owner == hosts[0].owner and r.row_id in started - ended
+            ]
             if not rows:
                 return False
             victim_row = rows[0].row_id
@@ -196,10 +204,9 @@ def test_three_agents_share_the_work_and_survive_a_kill_9(
     assert all(r.state is S.SUBMITTED or r.state not in TERMINAL_STATES for r in ours.values())
     hosts = store.hosts()
     assert len(hosts) == 3 and sum(h.stopped_at is not None for h in hosts) == 2  # the killed one never left
-    store.close()
 
 
-def test_status_shows_the_fleet(pg_url: str, tmp_path: Path) -> None:
+def test_status_shows_the_fleet(pg_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """psagent status on a PostgreSQL store: members, their devices, claims, heartbeats, last errors, and
     which one is the requester."""
     import json
@@ -210,6 +217,7 @@ def test_status_shows_the_fleet(pg_url: str, tmp_path: Path) -> None:
     from agent.cli import app
 
     store = open_store(pg_url)
+    request.addfinalizer(store.close)
     for n in range(2):
         row = store.add_request(n, f"cid-{n}", 1)
         assert row is not None
@@ -237,4 +245,3 @@ def test_status_shows_the_fleet(pg_url: str, tmp_path: Path) -> None:
     assert "fleet:    1 of 2 member(s) alive, capacity 2, requester gpu1-10-aa" in out
     assert "gpu2-20-bb (gpu2 pid 20): silent" in out and "CUDA_ERROR_LAUNCH_FAILED" in out
     assert "gpu1-10-aa (gpu1 pid 10): alive requester" in out and "devices 0: H200, 1: H200" in out
-    store.close()
