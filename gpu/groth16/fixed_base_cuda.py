@@ -55,7 +55,8 @@ INFINITY_WORD = U32(0x40)  # first big-endian word of the identity (bytes 40 00 
 
 
 @jitable
-def _bswap(v):
+def bswap32(v):
+    """Byte order of a 32-bit word reversed (zcash's big-endian point words <-> our little-endian limbs)."""
     return U32(
         ((v & U32(0xFF)) << U32(24))
         | ((v & U32(0xFF00)) << U32(8))
@@ -68,18 +69,18 @@ def _bswap(v):
 def _put_fq(out, i, base, a):
     """Montgomery Fq a -> 12 big-endian words at out[i, base:base + 12] (most significant limb first)."""
     c = fq_mul(a, fq_raw_one())
-    out[i, base + 0] = _bswap(c[11])
-    out[i, base + 1] = _bswap(c[10])
-    out[i, base + 2] = _bswap(c[9])
-    out[i, base + 3] = _bswap(c[8])
-    out[i, base + 4] = _bswap(c[7])
-    out[i, base + 5] = _bswap(c[6])
-    out[i, base + 6] = _bswap(c[5])
-    out[i, base + 7] = _bswap(c[4])
-    out[i, base + 8] = _bswap(c[3])
-    out[i, base + 9] = _bswap(c[2])
-    out[i, base + 10] = _bswap(c[1])
-    out[i, base + 11] = _bswap(c[0])
+    out[i, base + 0] = bswap32(c[11])
+    out[i, base + 1] = bswap32(c[10])
+    out[i, base + 2] = bswap32(c[9])
+    out[i, base + 3] = bswap32(c[8])
+    out[i, base + 4] = bswap32(c[7])
+    out[i, base + 5] = bswap32(c[6])
+    out[i, base + 6] = bswap32(c[5])
+    out[i, base + 7] = bswap32(c[4])
+    out[i, base + 8] = bswap32(c[3])
+    out[i, base + 9] = bswap32(c[2])
+    out[i, base + 10] = bswap32(c[1])
+    out[i, base + 11] = bswap32(c[0])
 
 
 @jitable

@@ -30,6 +30,7 @@ from gpu.curves import G1, G2, EncodingError
 from gpu.curves._host import Group
 from gpu.device import Device
 from gpu.groth16.fixed_base import f_store
+from gpu.groth16.fixed_base_cuda import bswap32
 from gpu.groth16.params import G1_UNC, G2_UNC, VerifyingKey, _read_u32, _read_vk
 
 U32 = np.uint32
@@ -39,31 +40,21 @@ P_LIMBS = np.array([(P_MODULUS >> (32 * j)) & 0xFFFFFFFF for j in range(12)], dt
 
 
 @jitable
-def _bswap(v):
-    return U32(
-        ((v & U32(0xFF)) << U32(24))
-        | ((v & U32(0xFF00)) << U32(8))
-        | ((v >> U32(8)) & U32(0xFF00))
-        | (v >> U32(24))
-    )
-
-
-@jitable
 def _get_fq(words, i, base):
     """12 big-endian words at words[i, base:] -> (limbs, canonical?) with the limbs in Montgomery form."""
     c = (
-        _bswap(words[i, base + 11]),
-        _bswap(words[i, base + 10]),
-        _bswap(words[i, base + 9]),
-        _bswap(words[i, base + 8]),
-        _bswap(words[i, base + 7]),
-        _bswap(words[i, base + 6]),
-        _bswap(words[i, base + 5]),
-        _bswap(words[i, base + 4]),
-        _bswap(words[i, base + 3]),
-        _bswap(words[i, base + 2]),
-        _bswap(words[i, base + 1]),
-        _bswap(words[i, base + 0]),
+        bswap32(words[i, base + 11]),
+        bswap32(words[i, base + 10]),
+        bswap32(words[i, base + 9]),
+        bswap32(words[i, base + 8]),
+        bswap32(words[i, base + 7]),
+        bswap32(words[i, base + 6]),
+        bswap32(words[i, base + 5]),
+        bswap32(words[i, base + 4]),
+        bswap32(words[i, base + 3]),
+        bswap32(words[i, base + 2]),
+        bswap32(words[i, base + 1]),
+        bswap32(words[i, base + 0]),
     )
     lt = False
     eq = True
