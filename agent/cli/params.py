@@ -64,6 +64,7 @@ def generate(
 
     if update and sector_size is None:
         fail("--update goes with --sector-size SIZE", EXIT_USAGE)
+    chosen = resolve_backend(backend)  # --backend cuda without a GPU: exit 2 before the circuit is built
     if sector_size is not None and update:
         from agent.cli.snap import update_r1cs
 
@@ -90,7 +91,6 @@ def generate(
         stem = name or f"synthetic-{synthetic_constraints}-{public_inputs}"
         circuit = {"synthetic_constraints": synthetic_constraints, "public_inputs": public_inputs}
     _check_outputs(out, stem, force)
-    chosen = resolve_backend(backend)
     device = None
     if chosen is Backend.cuda:
         from gpu.device import devices

@@ -108,3 +108,25 @@ def test_params_generate_records_its_file_as_checked(tmp_path: Path) -> None:
     assert CheckedParams(cache).trusted(made)
     made.write_bytes(made.read_bytes()[:-1] + bytes([made.read_bytes()[-1] ^ 1]))
     assert not CheckedParams(cache).trusted(made)  # changed bytes are checked again
+
+
+def test_params_generate_refuses_cuda_without_a_gpu_before_building_the_circuit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--backend cuda with no usable GPU: one line, exit 2, and no circuit built first (the 32GiB one takes
+    minutes)."""
+    import agent.cli.params as params_cli
+    import gpu.device
+    from gpu.placement import GpuError
+
+    def built(*_: object) -> None:
+        raise AssertionError("the circuit was built before the backend was checked")
+
+    def no_gpu(_: object) -> None:  # what gpu.device.resolve_backend says on a machine without a GPU
+        raise GpuError("no usable CUDA GPU here")
+
+    monkeypatch.setattr(params_cli, "_partition_r1cs", built)
+    monkeypatch.setattr(gpu.device, "resolve_backend", no_gpu)
+    args = ["params", "generate", "--sector-size", "2KiB", "--backend", "cuda", "--out", str(tmp_path)]
+    line = _one_line(args)
+    assert "--backend cuda: no usable CUDA GPU here" in line
