@@ -29,6 +29,7 @@ from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
 from gpu.arith.fields import (
     fr_add,
+    fr_eq,
     fr_from_ints,
     fr_load,
     fr_mul,
@@ -187,6 +188,68 @@ def _column_sums_n(lo, hi, ptr, cols, vals, lag, out):
             fr_store(out, c, fr_add(fr_load(out, c), fr_mul(fr_load(vals, e), li)))
 
 
+CHECK_ROWS = 1 << 20
+"""Rows per block of the chunked satisfiability check (``R1CS.unsatisfied``): a few MB of coefficient
+indices per matrix, hundreds of blocks at 32GiB (progress and an early stop between them)."""
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _row_dot(r, ptr, cols, coeff, e0, table, one, w):
+    # row r of a matrix . w (Montgomery); coefficient of entry e is table[coeff[e - e0]], 1 is an addition
+    acc = fr_zero()
+    for e in range(ptr[r], ptr[r + 1]):
+        k = coeff[e - e0]
+        if k == one:
+            acc = fr_add(acc, fr_load(w, cols[e]))
+        else:
+            acc = fr_add(acc, fr_mul(fr_load(table, k), fr_load(w, cols[e])))
+    return acc
+
+
+@njit(nogil=True, cache=cache_enabled())
+def _unsat_rows_n(
+    lo, hi, row0, pa, ca, ka, ea, ta, oa, pb, cb, kb, eb, tb, ob, pc, cc, kc, ec, tc, oc, w, bad
+):
+    # bad[i] = (A.w)(B.w) != C.w for row row0 + i, i in [lo, hi): one row of each product, nothing stored
+    for i in range(lo, hi):
+        r = row0 + i
+        a = _row_dot(r, pa, ca, ka, ea, ta, oa, w)
+        b = _row_dot(r, pb, cb, kb, eb, tb, ob, w)
+        c = _row_dot(r, pc, cc, kc, ec, tc, oc, w)
+        bad[i] = 0 if fr_eq(fr_mul(a, b), c) else 1
+
+
+def _block_operands(mat: Matrix, lo: int, hi: int) -> tuple[object, ...]:
+    """(row_ptr, cols, coeff block as uint32, its first entry, Montgomery table, index of 1) for rows
+    [lo, hi): the coefficient indices of the block are widened to uint32 (a copy of the block only) so one
+    compiled kernel serves every index width and the plain form (its own entry numbers as indices)."""
+    e0, e1 = int(mat.row_ptr[lo]), int(mat.row_ptr[hi])
+    if isinstance(mat, CompactCSR):
+        coeff = np.ascontiguousarray(mat.coeff[e0:e1], dtype=np.uint32)
+        return mat.row_ptr, mat.cols, coeff, e0, mat.mont_table(), np.int64(mat.one_index())
+    if mat.nnz >= 1 << 32:
+        raise ValueError("a plain CSR of 2^32 entries or more: compact() it first")
+    coeff = np.arange(e0, e1, dtype=np.uint32)
+    return mat.row_ptr, mat.cols, coeff, e0, mat.mont_vals(), np.int64(-1)
+
+
+def _row_ints(mat: Matrix, i: int, wm: np.ndarray) -> int:
+    """Row ``i`` of ``mat`` times the Montgomery witness, in Python integers (the failure report: an
+    evaluation independent of the kernels)."""
+    from gpu.arith.fields import fr_decode, fr_to_ints
+
+    lo, hi = int(mat.row_ptr[i]), int(mat.row_ptr[i + 1])
+    if lo == hi:
+        return 0
+    cols = np.asarray(mat.cols[lo:hi], dtype=np.int64)
+    if isinstance(mat, CompactCSR):
+        coef = fr_to_ints(np.ascontiguousarray(mat.table[np.asarray(mat.coeff[lo:hi], dtype=np.int64)]))
+    else:
+        coef = fr_to_ints(np.ascontiguousarray(mat.vals[lo:hi]))
+    vals = fr_decode(np.ascontiguousarray(wm[cols]))
+    return sum(c * v for c, v in zip(coef, vals, strict=True)) % R_MODULUS
+
+
 @dataclass
 class R1CS:
     """A constraint system: ``num_inputs`` includes ONE; ``a``, ``b``, ``c`` have one row per circuit
@@ -275,16 +338,86 @@ class R1CS:
         outs[0][m:] = wm[:k]
         return outs[0], outs[1], outs[2]
 
-    def first_unsatisfied(self, witness: np.ndarray) -> int | None:
-        """Index of the first constraint with A.w * B.w != C.w, or None."""
+    def first_unsatisfied(self, witness: np.ndarray, rows_per_chunk: int | None = None) -> int | None:
+        """Index of the first constraint with A.w * B.w != C.w, or None. ``rows_per_chunk``: by the chunked
+        check (``unsatisfied``: no full-length products) instead of ``evaluate``."""
+        if rows_per_chunk is not None:
+            bad = self.unsatisfied(witness, rows_per_chunk=rows_per_chunk)
+            return int(bad[0]) if len(bad) else None
         from gpu.arith.fields import fr_mul_batch
 
         a, b, c = self.evaluate(witness)
         bad = np.any(fr_mul_batch(a, b) != c, axis=1)
         return int(np.argmax(bad)) if bad.any() else None
 
-    def check(self, witness: np.ndarray) -> None:
-        """Raise UnsatisfiedConstraint naming the first failing constraint."""
+    def unsatisfied(
+        self,
+        witness: np.ndarray,
+        *,
+        rows_per_chunk: int = CHECK_ROWS,
+        first_only: bool = True,
+        work: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Ascending indices of the circuit constraints with A.w * B.w != C.w (at most one, the first, with
+        ``first_only``: the check stops after the block that holds it); empty when the witness satisfies
+        the system (bellperson's input constraints, x_i * 0 = 0, always hold).
+
+        Bounded memory for a 130 M-row partition: the witness is converted to Montgomery form once, into
+        ``work`` ((num_vars, 8) uint32, C-contiguous; it may be ``witness`` itself: converted in place, the
+        canonical values are gone — for a reused buffer that the next witness overwrites anyway) or a new
+        array; then each block of ``rows_per_chunk`` rows computes a, b, c of a row and compares a*b with c
+        in one pass (rows of a block in parallel on the CPU pool), storing one flag per row of the block,
+        never the three products."""
+        if rows_per_chunk < 1:
+            raise ValueError(f"rows_per_chunk must be >= 1, got {rows_per_chunk}")
+        return self.unsatisfied_mont(self.to_mont(witness, work), rows_per_chunk, first_only)
+
+    def unsatisfied_mont(
+        self, wm: np.ndarray, rows_per_chunk: int = CHECK_ROWS, first_only: bool = True
+    ) -> np.ndarray:
+        """``unsatisfied`` of a witness already in Montgomery form (``to_mont``)."""
+        if rows_per_chunk < 1:
+            raise ValueError(f"rows_per_chunk must be >= 1, got {rows_per_chunk}")
+        if wm.shape != (self.num_vars, 8) or wm.dtype != np.uint32 or not wm.flags.c_contiguous:
+            raise ValueError(f"a Montgomery witness is a C-contiguous ({self.num_vars}, 8) uint32 array")
+        m = self.num_constraints
+        found: list[np.ndarray] = []
+        flags = np.empty(min(rows_per_chunk, m), dtype=np.uint8)
+        for lo in range(0, m, rows_per_chunk):
+            hi = min(m, lo + rows_per_chunk)
+            ops = [x for mat in (self.a, self.b, self.c) for x in _block_operands(mat, lo, hi)]
+            bad = flags[: hi - lo]
+            parallel_for(_unsat_rows_n, hi - lo, lo, *ops, wm, bad, min_chunk=1024)
+            hit = np.flatnonzero(bad)
+            if len(hit):
+                found.append(hit.astype(np.int64) + lo)
+                if first_only:
+                    return found[0][:1]
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+    def to_mont(self, witness: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
+        """The checked canonical witness in Montgomery form, written into ``work`` (may be ``witness``: in
+        place) or a new array."""
+        w = check_witness(witness, self.num_vars)
+        if work is not None and (
+            work.shape != w.shape or work.dtype != np.uint32 or not work.flags.c_contiguous
+        ):
+            raise ValueError(f"work must be a C-contiguous ({self.num_vars}, 8) uint32 array")
+        return fr_to_mont(w, out=work)
+
+    def row_values(self, i: int, wm: np.ndarray) -> tuple[int, int, int]:
+        """(A.w, B.w, C.w) of constraint ``i`` as integers, from a Montgomery witness (``to_mont``)."""
+        return _row_ints(self.a, i, wm), _row_ints(self.b, i, wm), _row_ints(self.c, i, wm)
+
+    def check(self, witness: np.ndarray, rows_per_chunk: int | None = None) -> None:
+        """Raise UnsatisfiedConstraint naming the first failing constraint (``rows_per_chunk``: found by the
+        chunked check, ``unsatisfied``)."""
+        if rows_per_chunk is not None:
+            wm = self.to_mont(witness)
+            bad = self.unsatisfied_mont(wm, rows_per_chunk)
+            if len(bad):
+                raise UnsatisfiedConstraint(int(bad[0]), *self.row_values(int(bad[0]), wm))
+            return
         i = self.first_unsatisfied(witness)
         if i is not None:
             from gpu.arith.fields import fr_decode
