@@ -15,6 +15,10 @@ Each shift keeps the order of a row's columns (inputs, then aux, each ascending:
 a row sorted once is sorted for every challenge: the tiled matrices equal the direct synthesis'
 ``ConstraintSystem.to_r1cs()`` array for array (tests/porep/circuit/test_pce.py, at 2KiB).
 
+A circuit whose challenges read *different* header variables of one kind (the Snap update circuit: challenge
+``i`` reads its own chunk of the header's challenge-digest bits) gives the template a ``window``: header
+columns ``[lo, hi)`` that challenge ``i`` reads at ``x + window_shift[i]`` instead (``porep.snap.pce``).
+
 The result is a ``gpu.groth16.r1cs.R1CS`` of ``CompactCSR`` matrices (a uint16 index per entry into the
 ~1,500 distinct coefficients): a 32GiB partition's 722 M entries take ~7.5 GB instead of ~26 GB, and the
 engine evaluates A·w, B·w, C·w from it directly.
@@ -33,7 +37,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -102,6 +106,25 @@ class PartitionTemplate:
     cols: tuple[np.ndarray, np.ndarray, np.ndarray]
     coeff: tuple[np.ndarray, np.ndarray, np.ndarray]
     table: np.ndarray
+    window: tuple[int, int] = (0, 0)
+    window_shift: np.ndarray | None = None  # int64[challenges]: where challenge i reads the window
+
+    def _window(self, cc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Challenge entries in the header window (bool mask) and each challenge's shift (int64[n]); the
+        shifted columns must keep every row's order: no challenge row reads a header aux above the window."""
+        lay = self.layout
+        lo, hi = self.window
+        shift = self.window_shift if self.window_shift is not None else np.zeros(lay.challenges, np.int64)
+        win = (cc >= lo) & (cc < hi)
+        if lo == hi:
+            return win, shift
+        ni1 = lay.h_inputs + lay.c_inputs
+        head_end = ni1 + lay.h_aux
+        if not ni1 <= lo < hi <= head_end or shift.shape != (lay.challenges,) or shift[0] != 0:
+            raise ValueError("the window is not a header aux range with one shift per challenge, 0 first")
+        if (shift < 0).any() or hi + int(shift.max()) > head_end or ((cc >= hi) & (cc < head_end)).any():
+            raise ValueError("a shifted window leaves the header or reorders a row: not tileable")
+        return win, shift
 
     # ------------------------------------------------------------------ the full partition
 
@@ -110,9 +133,9 @@ class PartitionTemplate:
         hn = int(self.ptr[k][self.layout.h_rows])
         return hn, int(self.ptr[k][-1]) - hn
 
-    def _shifts(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Header columns (final), and challenge columns as ``base + i * step`` (uint32: every column of
-        the partition fits, checked)."""
+    def _shifts(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Header columns (final), challenge columns as ``base + i * step (+ shift[i] where win)`` (uint32:
+        every column of the partition fits, checked)."""
         lay = self.layout
         hn, _ = self._split(k)
         ni1 = lay.h_inputs + lay.c_inputs
@@ -127,13 +150,15 @@ class PartitionTemplate:
         base = cc + np.where(cc >= ni1, aux_shift, 0)
         own_in = (cc >= lay.h_inputs) & (cc < ni1)
         step = np.where(own_in, lay.c_inputs, np.where(cc >= ni1 + lay.h_aux, lay.c_aux, 0))
-        return head.astype(np.uint32), base.astype(np.uint32), step.astype(np.uint32)
+        win, shift = self._window(cc)
+        return head.astype(np.uint32), base.astype(np.uint32), step.astype(np.uint32), win, shift
 
     def matrix(self, k: int) -> CompactCSR:
         """Matrix ``k`` (0 = A, 1 = B, 2 = C) of the whole partition, tiled over the challenges."""
         lay, n = self.layout, self.layout.challenges
         hn, cn = self._split(k)
-        head, base, step = self._shifts(k)
+        head, base, step, win, shift = self._shifts(k)
+        at = np.flatnonzero(win)
         ptr, coeff = self.ptr[k], self.coeff[k]
         cols = np.empty(hn + n * cn, dtype=np.uint32)
         out_coeff = np.empty(hn + n * cn, dtype=coeff.dtype)
@@ -147,6 +172,8 @@ class PartitionTemplate:
             lo = hn + i * cn
             np.multiply(step, np.uint32(i), out=cols[lo : lo + cn])
             np.add(cols[lo : lo + cn], base, out=cols[lo : lo + cn])
+            if len(at) and shift[i]:
+                cols[lo + at] += np.uint32(shift[i])
             out_coeff[lo : lo + cn] = own
             r = lay.h_rows + i * lay.c_rows
             np.add(tail, i * cn, out=out_ptr[r + 1 : r + lay.c_rows + 1])
@@ -173,6 +200,10 @@ class PartitionTemplate:
             hn, _ = self._split(k)
             c = self.cols[k].astype(np.int64)
             head_aux = np.unique(c[(c >= ni1) & (c < ni1 + lay.h_aux)])
+            win, shift = self._window(c[hn:])
+            if win.any():  # the header aux the other challenges read in the window's place
+                moved = np.unique(c[hn:][win])[None, :] + shift[:, None]
+                head_aux = np.union1d(head_aux, moved.reshape(-1))
             own_aux = np.unique(c[hn:][c[hn:] >= ni1 + lay.h_aux])
             head_in = np.unique(c[c < lay.h_inputs])
             own_in = np.unique(c[hn:][(c[hn:] >= lay.h_inputs) & (c[hn:] < ni1)])
@@ -194,6 +225,8 @@ class PartitionTemplate:
         for k, name in enumerate(_MATRICES):
             out[f"{name}_ptr"], out[f"{name}_cols"] = self.ptr[k], self.cols[k]
             out[f"{name}_coeff"] = self.coeff[k]
+        if self.window_shift is not None:
+            out["window_shift"] = self.window_shift
         return out
 
     def digest(self) -> str:
@@ -215,6 +248,8 @@ class PartitionTemplate:
                 "format": FORMAT, "version": FORMAT_VERSION, "key": key,
                 "layout": self.layout.__dict__, "digest": self.digest(),
             }
+            if self.window != (0, 0):
+                meta["window"] = list(self.window)
             (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
             if final.exists():
                 shutil.rmtree(final)
@@ -241,6 +276,8 @@ class PartitionTemplate:
                 tuple(arr[f"{n}_cols"] for n in _MATRICES),
                 tuple(arr[f"{n}_coeff"] for n in _MATRICES),
                 arr["table"],
+                tuple(meta.get("window", (0, 0))),
+                arr.get("window_shift"),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{d}: incomplete template ({exc})") from exc
@@ -263,6 +300,7 @@ class PartitionTemplate:
                 raise ValueError(f"{name}: row pointers do not describe {rows} rows of {len(c)} entries")
             if len(c) and (int(c.max()) >= nvars1 or int(f.max()) >= len(self.table)):
                 raise ValueError(f"{name}: column or coefficient index out of range")
+            self._window(c[int(p[lay.h_rows]) :].astype(np.int64))
 
 
 # ---------------------------------------------------------------------- recording
@@ -287,6 +325,15 @@ def record(shape: CircuitShape) -> PartitionTemplate:
         h_rows, h_in, h_aux, cs.num_constraints - h_rows, cs.num_inputs - h_in, cs.num_aux - h_aux,
         shape.challenges,
     )
+    return template_of(cs, layout)
+
+
+def template_of(
+    cs: ConstraintSystem, layout: Layout, window: tuple[int, int] = (0, 0),
+    window_shift: np.ndarray | None = None,
+) -> PartitionTemplate:
+    """The template of a recorded header + one challenge (``cs``, counted by ``layout``), rows sorted as
+    ``ConstraintSystem.to_r1cs`` sorts them; ``window``: see ``PartitionTemplate``."""
     # intern the raw coefficients (few distinct ints), then merge raw values with the same residue
     raw = {c: i for i, c in enumerate(set().union(*(m.coeffs for m in cs._m)))}
     idx = [_int64s(map(raw.__getitem__, m.coeffs)) for m in cs._m]
@@ -310,7 +357,7 @@ def record(shape: CircuitShape) -> PartitionTemplate:
         del v, col, rowid, order
     t = PartitionTemplate(
         layout, (ptrs[0], ptrs[1], ptrs[2]), (cols[0], cols[1], cols[2]), (coeffs[0], coeffs[1], coeffs[2]),
-        table,
+        table, window, window_shift,
     )
     t.check()
     return t
@@ -319,14 +366,19 @@ def record(shape: CircuitShape) -> PartitionTemplate:
 # ---------------------------------------------------------------------- cache
 
 
-@lru_cache(maxsize=1)
-def code_version() -> str:
-    """Digest of the circuit code that shapes the rows (``CODE_FILES``)."""
+@lru_cache(maxsize=8)
+def files_version(files: tuple[str, ...]) -> str:
+    """Digest of ``files`` (paths under porep/): a cache key's code version."""
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for rel in CODE_FILES:
+    for rel in files:
         h.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def code_version() -> str:
+    """Digest of the circuit code that shapes the rows (``CODE_FILES``)."""
+    return files_version(CODE_FILES)
 
 
 def shape_name(shape: CircuitShape) -> str:
@@ -342,7 +394,14 @@ def cache_key(shape: CircuitShape) -> str:
 def cached_template(shape: CircuitShape, cache_dir: str | os.PathLike[str]) -> PartitionTemplate:
     """The template of ``shape`` from ``cache_dir/pce/<key>``, recorded and saved there when absent, stale
     or corrupt (entries of the same shape from other code versions are removed)."""
-    key = cache_key(shape)
+    return cached(shape_name(shape), cache_key(shape), lambda: record(shape), cache_dir)
+
+
+def cached(
+    name: str, key: str, build: Callable[[], PartitionTemplate], cache_dir: str | os.PathLike[str]
+) -> PartitionTemplate:
+    """The template saved as ``cache_dir/pce/<key>`` (``key`` = ``name``-version), else ``build()`` saved
+    there; an unusable entry is rebuilt with a warning, and other versions' entries of ``name`` removed."""
     root = Path(cache_dir) / CACHE_SUBDIR
     path = root / key
     if (path / "meta.json").exists():
@@ -350,9 +409,9 @@ def cached_template(shape: CircuitShape, cache_dir: str | os.PathLike[str]) -> P
             return PartitionTemplate.load(path, key)
         except (ValueError, OSError, KeyError, TypeError, EOFError) as exc:  # JSONDecodeError: a ValueError
             log.warning("PCE cache entry %s is unusable (%s): recording it again", path, exc)
-    t = record(shape)
+    t = build()
     if root.is_dir():
-        for old in root.glob(shape_name(shape) + "-*"):
+        for old in root.glob(name + "-*"):
             if old.name != key and old.is_dir() and not old.name.startswith(key):
                 shutil.rmtree(old, ignore_errors=True)
     try:

@@ -55,6 +55,17 @@ def insert_program(arity: int) -> tuple[Program, np.ndarray]:
     return p, children
 
 
+def insert_hash(cur: np.ndarray, bits: np.ndarray, sib: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One level of N paths after its bits and siblings: ``insert``'s aux (uint32[N, ·, 8]) and the
+    Poseidon gadget's (the hash last), from the running node ``cur`` [N, 1, 8], the index bits [N, nbits, 8]
+    (Montgomery 0/1) and the siblings [N, arity − 1, 8], all Montgomery."""
+    n, arity = cur.shape[0], sib.shape[1] + 1
+    p, children = insert_program(arity)
+    ins = np.ascontiguousarray(np.concatenate([cur, bits, sib], axis=1))
+    picks = solve(p, ins, np.zeros((n, 0, 8), np.uint32))
+    return picks, poseidon_witness_mont(np.ascontiguousarray(picks[:, children]))
+
+
 def paths_witness(
     leaves: np.ndarray, siblings: Sequence[np.ndarray], indices: np.ndarray
 ) -> tuple[list[np.ndarray], np.ndarray]:
@@ -68,14 +79,11 @@ def paths_witness(
     for h, sib in enumerate(siblings):
         arity = sib.shape[1] + 1
         nbits = arity.bit_length() - 1
-        p, children = insert_program(arity)
         idx = np.asarray(indices)[:, h].astype(np.int64)
         if (idx < 0).any() or (idx >= arity).any():
             raise ValueError(f"level {h}: index outside [0, {arity})")
         bits = bit[(idx[:, None] >> np.arange(nbits)[None, :]) & 1]
-        ins = np.ascontiguousarray(np.concatenate([cur, bits, sib], axis=1))
-        picks = solve(p, ins, np.zeros((n, 0, 8), np.uint32))
-        hashed = poseidon_witness_mont(np.ascontiguousarray(picks[:, children]))
+        picks, hashed = insert_hash(cur, bits, sib)
         out.append(np.concatenate([bits, sib, picks, hashed], axis=1))
         cur = np.ascontiguousarray(hashed[:, -1:])
     return out, cur.reshape(n, 8)

@@ -111,9 +111,12 @@ def _compressed(arity: int) -> tuple[np.ndarray, np.ndarray]:
     return fr_encode(list(circuit_constants(arity).compressed)), fr_encode([0])
 
 
-def poseidon_witness_mont(inputs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def poseidon_witness_mont(
+    inputs: np.ndarray, out: np.ndarray | None = None, domain_tag: int | None = None
+) -> np.ndarray:
     """``uint32[n, arity, 8]`` Montgomery preimages → ``uint32[n, count, 8]`` Montgomery aux values, in the
-    gadget's allocation order (``out[:, -1]`` is the hash)."""
+    gadget's allocation order (``out[:, -1]`` is the hash). ``domain_tag``: the constant s[0] of
+    ``poseidon_hash(..., domain_tag=)`` (SnapDeals' 2^40); default the MerkleTree tag."""
     inputs = np.ascontiguousarray(inputs)
     if inputs.dtype != np.uint32 or inputs.ndim != 3 or inputs.shape[2] != 8:
         raise ValueError(f"inputs must be uint32[n, arity, 8], got {inputs.dtype} {inputs.shape}")
@@ -126,8 +129,9 @@ def poseidon_witness_mont(inputs: np.ndarray, out: np.ndarray | None = None) -> 
     tb = montgomery_tables(arity)
     k = circuit_constants(arity)
     cc, zero = _compressed(arity)
+    tag = tb.tag if domain_tag is None else fr_encode([domain_tag])
     parallel_for(
-        _witness_rows, n, inputs, out, tb.tag, cc, tb.mds, tb.pre, tb.m00, tb.sv, tb.sw, zero,
+        _witness_rows, n, inputs, out, tag, cc, tb.mds, tb.pre, tb.m00, tb.sv, tb.sw, zero,
         k.half_full_rounds, k.partial_rounds, min_chunk=4,
     )
     return out
