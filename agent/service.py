@@ -447,9 +447,19 @@ class Agent:
         n = await self.fleet.join()  # registers this process and re-queues what dead ones held
         if n:
             log.warning("re-queued %d request(s) claimed by a process that is gone", n)
+        beats = anyio.CancelScope()  # the fleet heartbeat, stopped (and its last beat over) before leaving
+        beats_over = anyio.Event()
+
+        async def fleet_beats() -> None:
+            try:
+                with beats:
+                    await self.fleet.run()
+            finally:
+                beats_over.set()
+
         async with anyio.create_task_group() as background:
             background.start_soon(self._heartbeat)
-            background.start_soon(self.fleet.run)
+            background.start_soon(fleet_beats)
             background.start_soon(self._janitor)
             if handle_signals:
                 background.start_soon(self._signals)
@@ -487,6 +497,9 @@ class Agent:
                         await in_worker(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
                     except Exception as e:
                         log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
+            # a beat still running when leave() commits would mark this member alive again (stopped_at NULL)
+            beats.cancel()
+            await beats_over.wait()
             await self.fleet.leave()
             background.cancel_scope.cancel()
         self._set_gate("stopped")

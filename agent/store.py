@@ -23,6 +23,7 @@ import functools
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -347,8 +348,10 @@ class SqlStore:
         self._clock = clock or time.time
         self._fixed_clock = clock is not None
         self._lock = threading.RLock()
-        # rows claimed or leased through this object whose step is still running (see let_go)
-        self._in_flight: set[int] = set()
+        # rows claimed or leased through this object whose step is still running, counted per step: a row
+        # can move from one step of this process to the next (fetched here, then claimed here) before the
+        # first step's let_go runs, and that late let_go must not drop the second step's hold
+        self._in_flight: Counter[int] = Counter()
         self.heartbeat_s = heartbeat_s
         self.stale_after_s = stale_after_s
 
@@ -506,7 +509,6 @@ class SqlStore:
                 raise TransitionError(
                     f"request row {row_id} {where}, not {src.value}{f' held by {owner}' if owner else ''}"
                 )
-            self._in_flight.discard(row_id)
             return self._get(db, row_id)
 
     def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow:
@@ -520,7 +522,6 @@ class SqlStore:
             )
             if cur.rowcount != 1:
                 raise TransitionError(f"request row {row_id} is not queued")
-            self._in_flight.discard(row_id)
             return self._get(db, row_id)
 
     def note_submit_attempt(self, row_id: int) -> RequestRow:
@@ -554,7 +555,7 @@ class SqlStore:
         with self._lock:
             row = self._claim_tx(owner, src, dst, now)
             if row is not None:
-                self._in_flight.add(row.row_id)
+                self._in_flight[row.row_id] += 1
             return row
 
     def _claim_tx(self, owner: str, src: RequestState, dst: RequestState, now: float) -> RequestRow | None:
@@ -588,7 +589,7 @@ class SqlStore:
 
     def _dropped(self, owner: str) -> tuple[str, list[object]]:
         """SQL (on ``owner``/``row_id``) for rows held by ``owner`` that no step of this process works on."""
-        ids = sorted(self._in_flight)
+        ids = sorted(r for r, n in self._in_flight.items() if n > 0)
         if not ids:
             return "owner = ?", [owner]
         return f"owner = ? AND row_id NOT IN ({','.join('?' * len(ids))})", [owner, *ids]
@@ -596,9 +597,15 @@ class SqlStore:
     def let_go(self, row_id: int) -> None:
         """The step that claimed or leased ``row_id`` is over (however it ended). Never fails (no write): if
         the step could not record its outcome (disk full, connection lost) the row stays held by this owner,
-        and is taken up again by this process's next claim or lease, or re-queued by :meth:`reap`."""
+        and is taken up again by this process's next claim or lease, or re-queued by :meth:`reap`. Call it
+        once per claim or lease (a state change does not end the hold: the row may already be in this
+        process's next step)."""
         with self._lock:
-            self._in_flight.discard(row_id)
+            n = self._in_flight[row_id] - 1
+            if n > 0:
+                self._in_flight[row_id] = n
+            else:
+                self._in_flight.pop(row_id, None)
 
     def lease(self, owner: str, state: RequestState) -> RequestRow | None:
         """Hold the oldest unheld row in ``state`` (queued: to fetch it; computed: to submit it) for ``owner``
@@ -621,7 +628,7 @@ class SqlStore:
                     (owner, self._clock(), r[0]),
                 )
                 row = self._get(db, int(r[0]))
-            self._in_flight.add(row.row_id)
+            self._in_flight[row.row_id] += 1
             return row
 
     def release(self, row_id: int, owner: str) -> bool:
@@ -631,7 +638,6 @@ class SqlStore:
                 "UPDATE requests SET owner = NULL WHERE row_id = ? AND owner = ? AND state != ?",
                 (row_id, owner, RequestState.PROVING.value),
             )
-            self._in_flight.discard(row_id)
             return cur.rowcount == 1
 
     def _requeue(self, db: _Db, who: str, args: Sequence[object]) -> int:

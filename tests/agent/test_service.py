@@ -323,3 +323,25 @@ async def test_a_self_test_that_does_not_verify_keeps_the_gate_closed(tmp_path, 
     assert "open" not in states
     assert market.asks == [] and market.requests == []
     store.close()
+
+
+class _SlowBeatStore(SqliteStore):
+    """A store whose fleet heartbeat takes longer than its interval: a beat is nearly always in flight."""
+
+    def heartbeat(self, owner, **kw):  # type: ignore[no-untyped-def]
+        import time
+
+        time.sleep(0.15)
+        super().heartbeat(owner, **kw)
+
+
+async def test_a_clean_exit_leaves_the_fleet_after_its_last_heartbeat(tmp_path, work_bytes):
+    """The fleet heartbeat is stopped (its in-flight beat finished) before the member leaves: a beat that
+    committed after leave() marked the stopped member alive again (seen in the fleet test, 1 run in 10)."""
+    store = _SlowBeatStore(tmp_path / "s.db", heartbeat_s=0.02, stale_after_s=5.0)
+    agent = Agent(MemoryMarket(work_bytes), store, FakeProver(), MarkChecker(), _settings(), check=_check)
+    with anyio.fail_after(60):
+        await agent.run(max_proofs=1, handle_signals=False)
+    (host,) = store.hosts()
+    assert host.stopped_at is not None and not host.alive
+    store.close()

@@ -396,6 +396,28 @@ def test_kill_9_between_transitions_loses_nothing(make_store):
     assert not s.list_requests([S.PROVING])  # the victim's claim went back to fetched
 
 
+def test_a_late_let_go_of_the_fetch_does_not_drop_the_claim_that_followed_it(make_store):
+    """A row fetched by this process can be claimed by its prove loop before the fetch step's ``finally:
+    let_go`` runs (two tasks of one event loop). That late let_go ends the fetch's hold only: the claim stays
+    in flight, so this member's own reap does not re-queue a proof it is running (the fleet test caught a
+    live member's fresh claim re-queued and proven a second time by another member)."""
+    store = make_store()
+    store.heartbeat("me", hostname="h", pid=1, capacity=1)
+    q = store.add_request(5, "late", 7)
+    assert q is not None
+    leased = store.lease("me", S.QUEUED)  # the fetch step
+    assert leased is not None and leased.row_id == q.row_id
+    store.store_data(q.row_id, b"c1", "porep")  # queued → fetched: the fetch step's last write...
+    claimed = store.claim("me")  # ...and the prove loop claims the row before the fetch step lets go
+    assert claimed is not None and claimed.row_id == q.row_id
+    store.let_go(q.row_id)  # the fetch step's finally
+    assert store.reap("me") == 0 and store.get(q.row_id).state is S.PROVING
+    assert store.claim("me") is None  # the claim still counts against the capacity
+    store.let_go(q.row_id)  # the prove step ends without recording: now the row is dropped and re-queued
+    store.let_go(q.row_id)  # an extra let_go is harmless
+    assert store.reap("me") == 1 and store.get(q.row_id).state is S.FETCHED
+
+
 def test_a_step_that_could_not_record_its_end_does_not_strand_the_row(make_store):
     """A step whose last write failed (disk full, lost connection) leaves its row held by this owner; once
     the step lets go, the owner's next claim or lease takes the row up again and reap re-queues it, and the
