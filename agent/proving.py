@@ -759,7 +759,7 @@ class CircuitProver:
         self.update_pipeline = update_pipeline or ProofPipeline(
             self.pipeline.params_dir,
             engine=self.pipeline.engine,
-            circuit=UpdateCircuit(),
+            circuit=UpdateCircuit(self.pipeline.cache),
             cache=self.pipeline.cache,
             host=self.pipeline.host,
             read_params=self.pipeline.read_params,
