@@ -1,8 +1,10 @@
-"""snap make / snap check: SnapDeals update test data and the strict vanilla check of Snap requests.
+"""snap make / synth / check: SnapDeals update test data and the strict vanilla check of Snap requests.
 
 ``psagent snap make SECTOR_DIR`` updates a CC sector sealed by ``psagent seal`` with a piece and writes the
-update directory; ``psagent snap check FILE`` runs :mod:`porep.snap.verify` on a Snap ProofData (the
-market's request JSON) and exits 0 only if every check passes (1 if one fails, 2 on unusable input).
+update directory; ``psagent snap synth --sector-size 32GiB --out F`` writes a valid Snap ProofData of any
+size without a sector (:mod:`porep.snap.synth`, the Snap counterpart of ``c1 synth``); ``psagent snap check
+FILE`` runs :mod:`porep.snap.verify` on a Snap ProofData (the market's request JSON) and exits 0 only if
+every check passes (1 if one fails, 2 on unusable input).
 
 Update directory: ``sealed`` (the new replica), ``unsealed`` (the fr32-padded new data), ``snap-vproof.json``
 (Curio's file: a JSON array of standard base64 bincode PartitionProofs, in partition order),
@@ -29,8 +31,10 @@ from agent.cli.common import (
     JsonOption,
     announce_compilation,
     check_output_dir,
+    check_output_file,
     fail,
     parse_miner,
+    parse_u64,
 )
 
 app = typer.Typer(
@@ -151,6 +155,108 @@ def make(
         typer.echo(
             f"updated {upt.name} sector {info.sector} in {elapsed:.1f} s → {out}: "
             f"comm_d_new {summary['comm_d_new_cid']}, comm_r_new {summary['comm_r_new_cid']}"
+        )
+
+
+@app.command("synth")
+def synth(
+    sector_size: Annotated[str, typer.Option(help="Sector size: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.")],
+    out: Annotated[Path, typer.Option(help="Output ProofData JSON file (the market's Snap request).")],
+    seed: Annotated[int, typer.Option(help="Seed of the keys, data and comm_c (0 to 2^64-1).")] = 0,
+    miner: Annotated[
+        str, typer.Option("--miner", help="SectorID.Miner: 1000, f01000 or t01000 (names jobs only).")
+    ] = "1000",
+    sector: Annotated[int, typer.Option(help="SectorID.Number (names jobs only).")] = 1,
+    check: Annotated[
+        bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
+    ] = True,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
+    ] = True,
+    force: ForceOption = False,
+    json_out: JsonOption = False,
+) -> None:
+    """A valid Snap request of any size without a sector: a blockwise update whose challenged leaves and
+    paths are read from sparse trees (porep.snap.synth). It passes the strict check and the circuit like
+    an update made by snap make."""
+    from agent.cli.porep import _progress
+    from market.proofdata import ProofData, SectorID, Snap
+    from porep.snap.params import UPDATE_PROOF_TYPES
+    from porep.snap.synth import sparse_update
+    from porep.snap.verify import UpdateProofError, check_request
+
+    labels = [t.size_label for t in UPDATE_PROOF_TYPES]
+    pt = next((t for t in UPDATE_PROOF_TYPES if t.size_label.lower() == sector_size.strip().lower()), None)
+    if pt is None:
+        fail(f"--sector-size must be one of {', '.join(labels)}, got {sector_size[:40]!r}", EXIT_USAGE)
+    parse_u64(seed, "--seed")
+    parse_u64(sector, "--sector")
+    actor = parse_miner(miner)
+    check_output_file(out, force)
+    announce_compilation()
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with _progress(progress) as cb:
+        t = time.perf_counter()
+        upd = sparse_update(pt, seed, progress=cb)  # its own stages: trees, challenges
+        times["update"] = round(time.perf_counter() - t, 3)
+        if cb is not None:
+            cb("proofs", 0, 1)
+        t = time.perf_counter()
+        req = upd.request()
+        times["proofs"] = round(time.perf_counter() - t, 3)
+        if cb is not None:
+            cb("proofs", 1, 1)
+        snap = Snap(req.proof_type, req.old_r, req.new_r, req.new_d, req.proofs)
+        raw = ProofData.encode(SectorID(actor, sector), snap=snap)
+        if check:
+            if cb is not None:
+                cb("check", 0, 1)
+            t = time.perf_counter()
+            try:
+                check_request(ProofData.parse(raw).snap)  # what the agent checks: the parsed request
+            except UpdateProofError as exc:
+                for f in exc.report.failures[:20]:
+                    typer.echo(f"psagent: {f}", err=True)
+                fail("the synthesised Snap request does not pass the strict check (a bug: please report it)")
+            times["check"] = round(time.perf_counter() - t, 3)
+            if cb is not None:
+                cb("check", 1, 1)
+        t = time.perf_counter()
+        try:
+            out.write_bytes(raw)
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
+        times["write"] = round(time.perf_counter() - t, 3)
+    elapsed = time.perf_counter() - t0
+    result = {
+        "out": str(out),
+        "update_proof": pt.name,
+        "update_proof_id": int(pt.id),
+        "sector_size": pt.sector_size,
+        "seed": seed,
+        "miner": actor,
+        "sector": sector,
+        "partitions": pt.partitions,
+        "challenges_per_partition": pt.challenges_per_partition,
+        "bytes": len(raw),
+        "partition_proof_bytes": sum(len(p) for p in req.proofs),
+        "checked": check,
+        "comm_r_old": req.old_r.hex(),
+        "comm_d_new": req.new_d.hex(),
+        "comm_r_new": req.new_r.hex(),
+        "seconds": round(elapsed, 3),
+        "stages": times,
+    }
+    if json_out:
+        typer.echo(json.dumps(result))
+    else:
+        typer.echo(
+            f"wrote {out}: {pt.name} Snap request, {pt.partitions} partition(s) x "
+            f"{pt.challenges_per_partition} challenges, {len(raw):,} bytes"
+            f"{', strict check passed' if check else ''} ({elapsed:.1f} s: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
+            + ")"
         )
 
 

@@ -180,3 +180,64 @@ def test_params_generate_update_usage_errors(tmp_path: Path) -> None:
         res = runner.invoke(app, ["params", "generate", *args, "--out", str(tmp_path)])
         assert res.exit_code == EXIT_USAGE, (args, res.output)
         assert len(res.output.strip().splitlines()) == 1 and msg in res.output, res.output
+
+
+# ---------------------------------------------------------------------------------------------- snap synth
+
+
+@pytest.mark.slow
+def test_synth_writes_a_valid_request(tmp_path: Path) -> None:
+    """``snap synth`` at 8MiB (4 partitions): the file is the market's ProofData, byte for byte Go's layout,
+    its request is porep.snap.synth's for the seed; the agent's check and ``snap check`` both accept it."""
+    from porep.snap.synth import synth_request
+    from porep.snap.verify import check_request
+
+    out = tmp_path / "s.json"
+    args = ["snap", "synth", "--sector-size", "8mib", "--seed", "3", "--miner", "f01234", "--sector", "9"]
+    res = runner.invoke(app, [*args, "--out", str(out), "--no-progress", "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    raw = out.read_bytes()
+    pd = ProofData.parse(raw)
+    s = pd.snap
+    assert s is not None and pd.sector_id == SectorID(1234, 9) and s.proof_type == 1
+    want = synth_request("StackedDrg8MiBV1", 3)
+    assert (s.old_r, s.new_r, s.new_d, s.proofs) == (want.old_r, want.new_r, want.new_d, want.proofs)
+    assert raw == ProofData.encode(pd.sector_id, snap=Snap(1, s.old_r, s.new_r, s.new_d, s.proofs))
+    assert summary["bytes"] == len(raw) and summary["checked"] is True
+    assert summary["partition_proof_bytes"] == 4 * 43_864 and summary["comm_r_new"] == s.new_r.hex()
+    assert set(summary["stages"]) == {"update", "proofs", "check", "write"}
+    assert check_request(s).ok
+    res = runner.invoke(app, ["snap", "check", str(out)])
+    assert res.exit_code == 0
+    assert res.output.startswith("ok: StackedDrg8MiBV1, 4 partition(s) x 10 challenges")
+
+
+def test_synth_one_line_summary(tmp_path: Path) -> None:
+    out = tmp_path / "s2.json"
+    res = runner.invoke(app, ["snap", "synth", "--sector-size", "2KiB", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.startswith(f"wrote {out}: StackedDrg2KiBV1 Snap request, 1 partition(s) x 10 challenges, ")
+    assert "strict check passed" in last and "check " in last
+    pd = ProofData.parse(out.read_bytes())
+    assert pd.sector_id == SectorID(1000, 1) and pd.snap is not None and len(pd.snap.proofs[0]) == 15_064
+
+
+def test_synth_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "exists.json").write_bytes(b"x")
+    out = str(tmp_path / "o.json")
+    cases = [
+        (["--sector-size", "3GiB", "--out", out], "must be one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"),
+        (["--sector-size", "2KiB", "--seed", "-1", "--out", out], "--seed must be"),
+        (["--sector-size", "2KiB", "--sector", "-2", "--out", out], "--sector must be"),
+        (["--sector-size", "2KiB", "--miner", "x1", "--out", out], "actor id"),
+        (["--sector-size", "2KiB", "--out", str(tmp_path / "exists.json")], "exists"),
+        (["--sector-size", "2KiB", "--out", str(tmp_path / "no" / "o.json")], "does not exist"),
+        (["--sector-size", "2KiB", "--out", str(tmp_path)], "is a directory"),
+    ]
+    for args, msg in cases:
+        res = runner.invoke(app, ["snap", "synth", *args])
+        assert res.exit_code == EXIT_USAGE, (args, res.output)
+        assert len(res.output.strip().splitlines()) == 1 and msg in res.output, res.output
+    assert not (tmp_path / "o.json").exists() and (tmp_path / "exists.json").read_bytes() == b"x"
