@@ -351,4 +351,12 @@ def test_production_size_passes_the_strict_check(size: str) -> None:
     t2 = time.perf_counter()
     per = {"32GiB": 561_768, "64GiB": 575_528}[size]
     assert report.ok and len(req.proofs) == 16 and {len(p) for p in req.proofs} == {per}
+    # every partition maps onto the circuit's inputs and passes its synthesis-time assertions (Rust's
+    # assert!s: path lengths and arities, k and h_select, one partition path per partition)
+    from porep.snap.circuit import _native_checks, partition_witness
+
+    for k in range(16):
+        consts, w = partition_witness(req, k)
+        _native_checks(consts, w)
+        assert w.k_and_h_select == 128 + k and len(w.challenges) == 86
     print(f"\n{size} synth {t1 - t0:.2f} s, strict check {t2 - t1:.2f} s, {16 * per:,} bytes of proofs")
