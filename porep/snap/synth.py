@@ -170,10 +170,11 @@ class SparseUpdate:
         )
 
 
-@dataclass(frozen=True)
+@dataclass
 class SynthRequest:
     """The fields of the market's ``ProofData.Snap`` (``market.proofdata.Snap``; porep does not import
-    market): ``porep.snap.circuit.SnapRequest``, what the strict check and the prover entries read."""
+    market): ``porep.snap.circuit.SnapRequest``, what the strict check and the prover entries read (not
+    frozen: that protocol declares plain attributes)."""
 
     proof_type: int
     old_r: bytes
