@@ -2,8 +2,8 @@
 """P16: the Snap update circuit's pre-compiled R1CS (``porep.snap.pce``) and vectorised witness
 (``porep.snap.witness``) of one size: record, save, load, tile; then one partition's full assignment.
 
-    .venv/bin/python benchmarks/snap_bench.py --size 2KiB|8MiB|32GiB [--cache-dir D] [--repeat 3]
-        [--no-tile] [--no-witness] [--check] [--source made|synth] [--partition K]
+    .venv/bin/python benchmarks/snap_bench.py --size 2KiB|8MiB|32GiB [--cache-dir D [--load-only]]
+        [--repeat 3] [--no-tile] [--no-witness] [--check] [--source made|synth] [--partition K]
 
 Each stage on its own line (seconds): recording the header and one challenge shape-only (Python synthesis
 plus sorting), saving the template, loading it back (digest check), tiling the partition's compact matrices
@@ -70,6 +70,7 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path, help="keep the template here (default: a temporary directory)")
     ap.add_argument("--repeat", type=int, default=3, help="warm witness runs")
     ap.add_argument("--no-tile", action="store_true", help="counts from the template only")
+    ap.add_argument("--load-only", action="store_true", help="skip recording: load --cache-dir's template")
     ap.add_argument("--no-witness", action="store_true")
     ap.add_argument("--check", action="store_true", help="the witness satisfies the tiled R1CS")
     ap.add_argument("--source", choices=["made", "synth"], help="request source (default: made up to 8MiB)")
@@ -79,6 +80,8 @@ def main() -> int:
         ap.error("--repeat and --partition must not be negative")
     if a.check and a.no_tile:
         ap.error("--check needs the tiled R1CS (drop --no-tile)")
+    if a.load_only and a.cache_dir is None:
+        ap.error("--load-only needs --cache-dir")
 
     from gpu.groth16.r1cs import CompactCSR
     from porep.circuit.pce import CACHE_SUBDIR, PartitionTemplate
@@ -95,9 +98,10 @@ def main() -> int:
           flush=True)
 
     t0, c0 = time.perf_counter(), _cpu()
-    template = pce.record(pt)
+    template = pce.cached_template(pt, a.cache_dir) if a.load_only else pce.record(pt)
     lay = template.layout
-    print(f"PCE record header + 1 challenge: {time.perf_counter() - t0:.2f} s wall, {_cpu() - c0:.2f} CPU-s "
+    what = "load" if a.load_only else "record"
+    print(f"PCE {what} header + 1 challenge: {time.perf_counter() - t0:.2f} s wall, {_cpu() - c0:.2f} CPU-s "
           f"({lay.h_rows + lay.c_rows:,} rows, {len(template.table)} distinct coefficients, RSS peak "
           f"{_rss_gib():.2f} GiB)", flush=True)
     s = template.stats()
@@ -112,9 +116,12 @@ def main() -> int:
         cache = a.cache_dir or Path(tmp)
         key = pce.cache_key(pt)
         t0 = time.perf_counter()
-        path = template.save(cache / CACHE_SUBDIR / key, key)
+        path = cache / CACHE_SUBDIR / key
+        if not a.load_only:
+            template.save(path, key)
         size = sum(f.stat().st_size for f in path.iterdir())
-        print(f"PCE save: {time.perf_counter() - t0:.2f} s ({size / 2**20:.1f} MiB at {path})", flush=True)
+        what = "entry" if a.load_only else f"save: {time.perf_counter() - t0:.2f} s"
+        print(f"PCE {what} ({size / 2**20:.1f} MiB at {path})", flush=True)
         del template
         t0 = time.perf_counter()
         template = PartitionTemplate.load(path, key)

@@ -191,3 +191,38 @@ def test_8mib_partition_equals_the_direct_synthesis_and_satisfies_the_pce() -> N
     r1cs = update_pce(1)
     assert r1cs.num_constraints == 10_007_503
     r1cs.check(got)
+
+
+@long_only
+def test_two_digest_shape_equals_the_direct_synthesis_and_the_pce() -> None:
+    """Every real size up to 8MiB draws its challenges from one digest; 512MiB and up from 8-10. A 2KiB
+    sector with 43 challenges (42 per digest) takes challenge 42 from digest 1: the PCE's window shift and
+    the witness's digest layout meet there. Vector == direct synthesis', PCE == blank synthesis, satisfied."""
+    from gpu.arith.fields import fr_random
+    from porep.snap.circuit import blank_system, proof_witness
+    from porep.snap.params import constants_for_nodes
+    from porep.snap.pce import record
+    from porep.snap.tree_r import build_tree_r
+    from porep.snap.update import update
+
+    c = dataclasses.replace(constants_for_nodes(64), challenges=43)
+    assert (c.challenges_per_digest, c.digests_per_partition) == (42, 2)
+    rng = np.random.default_rng(43)
+    key = fr_random(64, rng).astype("<u4").view(np.uint8).reshape(64, 32)
+    data = rng.integers(0, 256, (64, 32), dtype=np.uint8)
+    data[:, 31] &= 0x3F
+    comm_c = fr_random(1, rng).astype("<u4").view(np.uint8).tobytes()
+    u = update(c, build_tree_r(key, c.tree_r), comm_c, data)
+    w = proof_witness(c, 0, u.comm_r_old, u.comm_d_new, u.comm_r_new, u.partition_proof(0))
+    got = witness.assignment(c, w)
+    cs = ConstraintSystem(witness=True, record=False)
+    synthesize(cs, c, w)
+    assert np.array_equal(got, cs.witness_array())
+    t = record(c)
+    assert t.window_shift is not None and t.window_shift[42] - t.window_shift[41] != 6
+    r1cs = t.r1cs()
+    r1cs.check(got)
+    want = blank_system(c).to_r1cs()
+    for x, y in ((r1cs.a, want.a), (r1cs.b, want.b), (r1cs.c, want.c)):
+        assert np.array_equal(x.row_ptr, y.row_ptr) and np.array_equal(x.cols, y.cols)
+        assert np.array_equal(x.vals, y.vals)
