@@ -29,14 +29,19 @@ def template_2kib() -> PartitionTemplate:
     return pce.record(update_proof_type(0))
 
 
+def _arrays(r: R1CS) -> dict[str, np.ndarray]:
+    mats = {"A": r.a, "B": r.b, "C": r.c}
+    return {f"{n}.{f}": getattr(m, f) for n, m in mats.items() for f in ("row_ptr", "cols", "vals")}
+
+
 def _assert_same(got: R1CS, want: R1CS) -> None:
-    counts = (got.num_inputs, got.num_aux, got.num_constraints)
-    assert counts == (want.num_inputs, want.num_aux, want.num_constraints)
-    for name, x, y in (("A", got.a, want.a), ("B", got.b, want.b), ("C", got.c, want.c)):
-        assert isinstance(x, CompactCSR)
-        assert x.row_ptr.dtype == y.row_ptr.dtype and np.array_equal(x.row_ptr, y.row_ptr), name
-        assert x.cols.dtype == y.cols.dtype and np.array_equal(x.cols, y.cols), name
-        assert np.array_equal(x.vals, y.vals), name
+    """Counts, then every matrix array (dtype and values); the PCE's matrices are compact."""
+    for count in ("num_inputs", "num_aux", "num_constraints"):
+        assert getattr(got, count) == getattr(want, count), count
+    assert all(isinstance(m, CompactCSR) for m in (got.a, got.b, got.c))
+    x, y = _arrays(got), _arrays(want)
+    for key in x:
+        assert x[key].dtype == y[key].dtype and np.array_equal(x[key], y[key]), key
 
 
 def _assert_stats(t: PartitionTemplate, want: R1CS) -> None:

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from test_snap_circuit import _flip, _proof, _set_challenge, _sibling, _with_proof
 
 from gpu.groth16.r1cs import R1CS
 from market.proofdata import Snap
@@ -24,37 +25,11 @@ from porep.snap.circuit import (
 )
 from porep.snap.params import update_proof_type
 from porep.snap.partition import UpdateCircuit, UpdateWork, update_assignment
-from porep.snap.proof import PartitionProof, PathElement, decode_partition_proof
 
 LONG = bool(os.environ.get("PSAGENT_SNAP_LONG"))
 long_only = pytest.mark.skipif(not LONG, reason="long: set PSAGENT_SNAP_LONG=1 (make test-snap-long)")
 
 Synth = tuple[ConstraintSystem, R1CS]
-
-
-def _flip(b: bytes) -> bytes:
-    return bytes([b[0] ^ 1]) + b[1:]
-
-
-def _proof(snap: Snap) -> PartitionProof:
-    return decode_partition_proof(snap.proofs[0])[0]
-
-
-def _with_proof(snap: Snap, proof: PartitionProof) -> Snap:
-    return dataclasses.replace(snap, proofs=(proof.to_bytes(), *snap.proofs[1:]))
-
-
-def _set_challenge(p: PartitionProof, i: int, **fields: object) -> PartitionProof:
-    cps = list(p.challenge_proofs)
-    cps[i] = dataclasses.replace(cps[i], **fields)  # type: ignore[arg-type]
-    return dataclasses.replace(p, challenge_proofs=tuple(cps))
-
-
-def _sibling(mp: object, level: int) -> object:
-    base = list(mp.base)  # type: ignore[attr-defined]
-    el = base[level]
-    base[level] = PathElement((_flip(el.hashes[0]), *el.hashes[1:]), el.index)
-    return dataclasses.replace(mp, base=tuple(base))  # type: ignore[type-var]
 
 
 @pytest.mark.slow
