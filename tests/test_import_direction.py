@@ -3,7 +3,8 @@ module by module over every import (function-local and TYPE_CHECKING ones includ
 so a violation fails even if it sits in code no other test executes:
 
 * packages: agent → market/porep → gpu, nothing upward; market proper does not use gpu (market.mock may);
-* porep uses only gpu's arithmetic layer (gpu.arith); porep.circuit may also use gpu.groth16's R1CS/prover;
+* porep uses only gpu's arithmetic layer (gpu.arith); porep.circuit and porep.snap.pce may also use
+  gpu.groth16's R1CS/prover;
 * inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
@@ -46,6 +47,8 @@ GPU_RANK = {
 }
 PUBLIC_GPU_FOR_POREP = ("gpu.arith",)
 PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.groth16.r1cs", "gpu.groth16.prover")
+# the circuits: the StackedDRG one and the SnapDeals update circuit's recorder (its matrices are an R1CS)
+CIRCUIT_MODULES = ("porep.circuit", "porep.snap.pce")
 
 
 def _under(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -97,7 +100,7 @@ def rule_broken(importer: str, imported: str) -> str | None:
     if src == "market" and dst == "gpu" and not _under(importer, ("market.mock",)):
         return "market proper must not import gpu (market.mock may)"
     if src == "porep" and dst == "gpu":
-        allowed = PUBLIC_GPU_FOR_CIRCUIT if _under(importer, ("porep.circuit",)) else PUBLIC_GPU_FOR_POREP
+        allowed = PUBLIC_GPU_FOR_CIRCUIT if _under(importer, CIRCUIT_MODULES) else PUBLIC_GPU_FOR_POREP
         if not _under(imported, allowed):
             return f"porep may import only {', '.join(allowed)} of gpu"
     if src == "gpu" and dst == "gpu":

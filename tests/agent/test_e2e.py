@@ -285,6 +285,7 @@ async def test_corrupt_partition_never_submitted(make_market: Any, tmp_path: Pat
 
 
 @pytest.mark.skipif(not os.environ.get("PSAGENT_AGENT_LONG"), reason="real 2KiB proofs: make test-agent-long")
+@pytest.mark.timeout(3600)  # development parameters made on first use, then real CPU proofs
 async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: Path) -> None:
     """The real StackedDRG prover and pairing checker (development parameters from the user's cache, made
     once), against a mock market that verifies with the pairing too: two proofs accepted, one paid."""
@@ -321,6 +322,7 @@ async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: P
 
 
 @pytest.mark.skipif(not os.environ.get("PSAGENT_AGENT_LONG"), reason="real 2KiB proofs: make test-agent-long")
+@pytest.mark.timeout(5400)  # the update setup (2^21) on first use takes many minutes on 2 cores
 async def test_real_prover_mixed_porep_and_snap(mixed_pool: ChallengePool, tmp_path: Path) -> None:
     """The real provers (StackedDRG and the update circuit) and pairing checkers on both sides, against a
     mock market whose pool alternates PoRep and Snap requests: both kinds proven, accepted and paid.
