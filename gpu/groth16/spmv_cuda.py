@@ -1,0 +1,233 @@
+"""A, B, C kept resident on the device and A.w, B.w, C.w evaluated there (cuzk's PCE MatVec, cuzk.md §1.6).
+
+Why: at 32GiB one partition's SpMV is ~30 CPU-seconds (722 M entries), ~296 per 10-partition proof, more than
+the whole per-proof target even on 16 cores; on the device the matrices are read from HBM and the witness is
+already there for the MSMs. So the matrices of a circuit shape are uploaded once (``DeviceR1CS.upload``) and
+each proof uploads only its witness.
+
+Device layout (one ``DeviceMatrix`` per A, B, C), always the compact form of ``gpu.groth16.r1cs``:
+  row_ptr  (m + 1,) uint32 (int64 when nnz >= 2^32)
+  cols     (nnz,) uint32 unified column indices
+  coeff    (nnz,) uint8 / uint16 / uint32 index into ``table`` (the host CompactCSR's own width)
+  table    (k, 8) uint32 distinct coefficients in Montgomery form
+A plain ``CSR`` is interned on upload (``CompactCSR.from_csr``: 6 bytes per entry on the device, not 36);
+at 32GiB the compact matrices take ~5.9 GB of device memory (cols 2.9 + coeff 1.4 + row_ptr 1.6).
+
+``evaluate(d_w, logn)``: the witness is on the device in canonical form (the MSMs need it so); a scratch
+copy is converted to Montgomery form on the device (one Fr product per variable: 4.2 GB transient at 32GiB,
+freed when the call returns), then one thread per row computes its dot product (an entry whose coefficient is
+1 is an addition, as on the CPU) and writes it into row i of a (3, n, 8) array: a, b, c in Montgomery form,
+the input constraints appended (a = x_i, b = c = 0) and zero-padded to the domain: exactly the buffer
+the quotient stage (``gpu.groth16.prover.h_step_device``) transforms in place. Results are bit-identical
+to ``R1CS.evaluate`` (same field, reduced outputs).
+
+Not measured yet (no GPU this session): the kernel's time. The next levers, in order: a warp (or a
+sub-warp) per long row (PoRep's packing rows have up to hundreds of entries, while most rows have 1-3, so
+one thread per row leaves a long tail; bin rows by length), a coefficient table in shared memory, and
+multiplying by R^2-scaled coefficients instead of converting the witness (no 4.2 GB scratch, one more product
+per coefficient-1 entry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import cuda, int64, uint32
+
+from gpu.arith.cudashim import kernel
+from gpu.arith.fields import fr_add, fr_load, fr_mul, fr_r2, fr_store, fr_zero
+from gpu.device import Device, get_device
+from gpu.groth16.r1cs import R1CS, CompactCSR, Matrix, check_witness
+from gpu.transfer import Staging
+
+THREADS = 128
+NO_ONE = np.uint32(0xFFFFFFFF)
+"""``DeviceMatrix.one`` when the table has no 1 (no coefficient index reaches it: tables are < 2^32 rows)."""
+
+
+@kernel
+def _to_mont_kernel(w, wm):  # type: ignore[no-untyped-def]
+    i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
+    if i < w.shape[0]:
+        fr_store(wm, i, fr_mul(fr_load(w, i), fr_r2()))
+
+
+@kernel
+def _spmv_kernel(ptr, cols, coeff, table, one, wm, out):  # type: ignore[no-untyped-def]
+    """out[i] = sum_e table[coeff[e]] * wm[cols[e]] over row i's entries (one thread per row)."""
+    i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
+    if i < ptr.shape[0] - 1:
+        acc = fr_zero()
+        for e in range(int64(ptr[i]), int64(ptr[i + 1])):
+            k = uint32(coeff[e])
+            x = fr_load(wm, cols[e])
+            if k == one:
+                acc = fr_add(acc, x)
+            else:
+                acc = fr_add(acc, fr_mul(fr_load(table, k), x))
+        fr_store(out, i, acc)
+
+
+@kernel
+def _tail_kernel(abc, wm, m, k):  # type: ignore[no-untyped-def]
+    """Rows m.. of the (3, n, 8) buffer: the input constraints (a = x_i, b = c = 0), then zero padding."""
+    i = cuda.grid(1) + m  # type: ignore[call-arg]  # numba's @intrinsic signature
+    if i < abc.shape[1]:
+        inp = i - m < k
+        for j in range(8):
+            abc[0, i, j] = wm[i - m, j] if inp else uint32(0)
+            abc[1, i, j] = uint32(0)
+            abc[2, i, j] = uint32(0)
+
+
+def _blocks(n: int, threads: int = THREADS) -> int:
+    return (n + threads - 1) // threads
+
+
+def to_mont(d_w: Any) -> Any:
+    """A new (rows, 8) device array: the canonical device array ``d_w`` in Montgomery form."""
+    n = d_w.shape[0]
+    d_wm = cuda.device_array((max(n, 1), 8), dtype=np.uint32)[:n]
+    if n:
+        _to_mont_kernel[_blocks(n), THREADS](d_w, d_wm)
+    return d_wm
+
+
+@dataclass
+class DeviceMatrix:
+    """One constraint matrix on the device (see the module docstring); ``one`` is the table row holding 1,
+    or NO_ONE."""
+
+    row_ptr: Any
+    cols: Any
+    coeff: Any
+    table: Any
+    one: np.uint32
+    rows: int
+    nnz: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(x.nbytes for x in (self.row_ptr, self.cols, self.coeff, self.table)))
+
+    @staticmethod
+    def upload(mat: Matrix, staging: Staging) -> DeviceMatrix:
+        """Copy one host matrix to the current device (a plain CSR is interned first)."""
+        cm = mat if isinstance(mat, CompactCSR) else CompactCSR.from_csr(mat)
+        nnz, rows = cm.nnz, int(cm.row_ptr.shape[0]) - 1
+        ptr_t = np.uint32 if nnz < 1 << 32 else np.int64
+        coeff = cm.coeff if cm.coeff.dtype in (np.uint8, np.uint16, np.uint32) else cm.coeff.astype(np.uint32)
+        table = cm.mont_table()
+        if table.shape[0] >= 1 << 32:
+            raise ValueError("a coefficient table of 2^32 entries or more")
+        one = cm.one_index()
+        arrays = []
+        for host in (
+            np.ascontiguousarray(cm.row_ptr, dtype=ptr_t),
+            np.ascontiguousarray(cm.cols, dtype=np.uint32),
+            np.ascontiguousarray(coeff),
+            np.ascontiguousarray(table, dtype=np.uint32),
+        ):
+            # at least one element: a matrix may be empty, and the driver refuses 0-byte allocations
+            shape = (max(host.shape[0], 1),) + host.shape[1:]
+            d = cuda.device_array(shape, dtype=host.dtype)
+            staging.upload(host, d[: host.shape[0]])
+            arrays.append(d)
+        d_ptr, d_cols, d_coeff, d_table = arrays
+        d_one = np.uint32(one) if one >= 0 else NO_ONE
+        return DeviceMatrix(d_ptr, d_cols, d_coeff, d_table, d_one, rows, nnz)
+
+    def spmv(self, d_wm: Any, d_out: Any) -> None:
+        """d_out[:rows] = this matrix . d_wm (both Montgomery, (.., 8) device arrays)."""
+        if self.rows:
+            _spmv_kernel[_blocks(self.rows), THREADS](
+                self.row_ptr, self.cols, self.coeff, self.table, self.one, d_wm, d_out
+            )
+
+
+@dataclass
+class DeviceR1CS:
+    """An R1CS resident on one device: upload once per circuit shape, then ``evaluate`` per proof."""
+
+    num_inputs: int
+    num_aux: int
+    num_constraints: int
+    a: DeviceMatrix
+    b: DeviceMatrix
+    c: DeviceMatrix
+    device: Device | None = None
+
+    @property
+    def num_vars(self) -> int:
+        return self.num_inputs + self.num_aux
+
+    @property
+    def num_constraints_total(self) -> int:
+        return self.num_constraints + self.num_inputs
+
+    @property
+    def domain_log(self) -> int:
+        return max(0, (self.num_constraints_total - 1).bit_length())
+
+    @property
+    def nbytes(self) -> int:
+        """Device bytes the resident matrices hold."""
+        return self.a.nbytes + self.b.nbytes + self.c.nbytes
+
+    @staticmethod
+    def upload(
+        r1cs: R1CS, device: Device | int | None = None, staging: Staging | None = None
+    ) -> DeviceR1CS:
+        """Copy ``r1cs``'s matrices to ``device`` (held while copying; None: the caller already holds the
+        current one), through ``staging``'s pinned buffers (a fresh Staging if none is given)."""
+        st = staging or Staging()
+        dev = None if device is None else get_device(device)
+
+        def up(mat: Matrix) -> DeviceMatrix:
+            if dev is None:
+                return DeviceMatrix.upload(mat, st)
+            with dev.use():
+                return DeviceMatrix.upload(mat, st)
+
+        a, b, c = up(r1cs.a), up(r1cs.b), up(r1cs.c)
+        return DeviceR1CS(r1cs.num_inputs, r1cs.num_aux, r1cs.num_constraints, a, b, c, dev)
+
+    def evaluate(self, d_w: Any, logn: int | None = None, out: Any = None) -> Any:
+        """A.w, B.w, C.w of the canonical device witness ``d_w`` ((num_vars, 8) uint32) into a (3, 2^logn, 8)
+        device array (``out`` or a new one; logn defaults to the domain): Montgomery, the input constraints
+        appended, zero-padded; the caller holds the device. Kernels run on the default stream."""
+        if tuple(d_w.shape) != (self.num_vars, 8) or np.dtype(d_w.dtype) != np.uint32:
+            raise ValueError(f"the device witness must be ({self.num_vars}, 8) uint32, not {d_w.shape}")
+        logn = self.domain_log if logn is None else logn
+        n = 1 << logn
+        m, k = self.num_constraints, self.num_inputs
+        if n < m + k:
+            raise ValueError(f"a domain of 2^{logn} rows cannot hold {m + k} constraints")
+        if out is None:
+            out = cuda.device_array((3, n, 8), dtype=np.uint32)
+        elif tuple(out.shape) != (3, n, 8) or np.dtype(out.dtype) != np.uint32:
+            raise ValueError(f"out must be a (3, {n}, 8) uint32 device array")
+        d_wm = to_mont(d_w)
+        for j, mat in enumerate((self.a, self.b, self.c)):
+            mat.spmv(d_wm, out[j])
+        if n > m:
+            _tail_kernel[_blocks(n - m), THREADS](out, d_wm, m, k)
+        return out
+
+    def evaluate_host(self, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``R1CS.evaluate``'s three (num_constraints_total, 8) arrays, computed on the device (tests and
+        benchmarks: the witness is uploaded, the results copied back)."""
+        w = check_witness(witness, self.num_vars)
+
+        def run() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            d = self.evaluate(cuda.to_device(w))
+            rows = self.num_constraints_total
+            host = d.copy_to_host()
+            return tuple(np.ascontiguousarray(host[j, :rows]) for j in range(3))  # type: ignore[return-value]
+
+        if self.device is None:
+            return run()
+        with self.device.use():
+            return run()
