@@ -15,6 +15,12 @@ Per circuit, a straight line of timed phases:
              runs Pippenger on the rest: gpu.msm)
   epilogue   A = alpha + r delta + A'; B = beta + s delta + B';
              C = s A' + r B1' + rs delta + s alpha + r beta + H' + L'
+Opt-in (not the default until it has run on a GPU): A.w, B.w, C.w evaluated on the device from matrices
+kept resident on the ProvingKey (gpu.groth16.spmv_cuda): only the witness is uploaded per proof, the host does
+no SpMV. An assignment made by ``Assignment.on_device`` (or ``from_r1cs(..., device_spmv=True)``, or with
+PSAGENT_DEVICE_SPMV=1 in the environment, read by ``device_spmv_default`` only) carries its constraint
+system instead of a, b, c; the CUDA prover then runs upload_witness, ``spmv`` (``upload_r1cs`` once per key)
+and quotient in place of upload_abc; the CPU prover evaluates it on the host. Same proof bytes either way.
 r and s come from the OS CSPRNG unless given (deterministic mode: CPU and CUDA then give identical bytes).
 Batches (several assignments of one shape) share the resident bases of one ProvingKey: the SRS is loaded and
 uploaded once; on CUDA each MSM then runs once for a group of circuits (one sort and one accumulation pass
@@ -23,11 +29,12 @@ over the bases, gpu.msm.MSMContext.msm_batch), groups as large as device memory 
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,28 +43,48 @@ from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.curves import G1, G2
 from gpu.device import Device, place
 from gpu.groth16.params import Parameters, Proof
-from gpu.groth16.r1cs import R1CS, Density
+from gpu.groth16.r1cs import R1CS, Density, check_witness
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
 from gpu.ntt.tables import NO_SCALE, scale
 from gpu.placement import Backend
 from gpu.transfer import PinnedPool, Staging, pinned_copy
 
+if TYPE_CHECKING:
+    from gpu.groth16.spmv_cuda import DeviceR1CS
+
+DEVICE_SPMV_ENV = "PSAGENT_DEVICE_SPMV"
+
+
+def device_spmv_default() -> bool:
+    """Whether ``Assignment.from_r1cs`` defers A.w, B.w, C.w to the device when its caller does not say: the
+    one place PSAGENT_DEVICE_SPMV is read (=1: yes; unset or anything else: no, the host evaluates)."""
+    return os.environ.get(DEVICE_SPMV_ENV) == "1"
+
 
 @dataclass
 class Assignment:
     """One circuit instance: the full witness (canonical, ONE first) and A.w, B.w, C.w (Montgomery, one row
-    per constraint including the input constraints)."""
+    per constraint including the input constraints). With ``system`` set (``on_device``), a, b, c are empty
+    (0, 8) arrays and the prover evaluates ``system`` at the witness itself: on the device for CUDA (a
+    DeviceR1CS, or an R1CS made resident on the ProvingKey), on the host for the CPU (an R1CS only)."""
 
     witness: np.ndarray
     a: np.ndarray
     b: np.ndarray
     c: np.ndarray
     num_inputs: int
+    system: R1CS | DeviceR1CS | None = None
 
     @staticmethod
-    def from_r1cs(r1cs: R1CS, witness: np.ndarray, pool: PinnedPool | None = None) -> Assignment:
+    def from_r1cs(
+        r1cs: R1CS, witness: np.ndarray, pool: PinnedPool | None = None, *, device_spmv: bool | None = None
+    ) -> Assignment:
         """Evaluate the R1CS at ``witness``; with ``pool``, the witness and A.w, B.w, C.w are written into
-        page-locked arrays taken from it (give them back with ``release`` once proved)."""
+        page-locked arrays taken from it (give them back with ``release`` once proved). ``device_spmv``
+        (None: ``device_spmv_default()``, the environment) defers the evaluation to the prover
+        (``on_device``)."""
+        if device_spmv if device_spmv is not None else device_spmv_default():
+            return Assignment.on_device(r1cs, witness, pool)
         if pool is None:
             a, b, c = r1cs.evaluate(witness)
             return Assignment(np.ascontiguousarray(witness), a, b, c, r1cs.num_inputs)
@@ -72,13 +99,33 @@ class Assignment:
             raise
         return Assignment(w, a, b, c, r1cs.num_inputs)
 
+    @staticmethod
+    def on_device(
+        system: R1CS | DeviceR1CS, witness: np.ndarray, pool: PinnedPool | None = None
+    ) -> Assignment:
+        """The witness only (into a page-locked array from ``pool`` if given); A.w, B.w, C.w are evaluated
+        by the prover from ``system``: a DeviceR1CS already resident on the key's device, or an R1CS that
+        the CUDA ProvingKey uploads once and keeps (``ProvingKey.device_r1cs``). The host does no SpMV."""
+        w = check_witness(witness, system.num_inputs + system.num_aux)
+        if pool is not None:
+            buf = pool.take(w.shape, w.dtype)
+            np.copyto(buf, w)
+            w = buf
+        empty = np.zeros((0, 8), dtype=np.uint32)
+        return Assignment(w, empty, empty, empty, system.num_inputs, system)
+
     def release(self, pool: PinnedPool) -> None:
         """Give this assignment's arrays back to the pool they came from."""
-        pool.give(self.witness, self.a, self.b, self.c)
+        if self.system is not None:
+            pool.give(self.witness)
+        else:
+            pool.give(self.witness, self.a, self.b, self.c)
 
     def pinned(self) -> Assignment:
         """The same assignment in page-locked host memory: the CUDA prover then uploads it with one DMA per
         array instead of through staging buffers (a synthesiser should write there directly)."""
+        if self.system is not None:
+            return Assignment(pinned_copy(self.witness), self.a, self.b, self.c, self.num_inputs, self.system)
         return Assignment(
             pinned_copy(self.witness), pinned_copy(self.a), pinned_copy(self.b), pinned_copy(self.c),
             self.num_inputs,
@@ -246,6 +293,22 @@ class ProvingKey:
         }
         if backend == "cuda" and not keep_host:
             self.params = None  # type: ignore[assignment]  # the bases live on the device now
+        self._resident: tuple[R1CS, DeviceR1CS] | None = None
+
+    def device_r1cs(self, r1cs: R1CS, t: dict[str, float] | None = None) -> DeviceR1CS:
+        """``r1cs`` resident on this key's device, uploaded on first use and kept (one system per key: a
+        different R1CS object replaces it); ``t['upload_r1cs']`` gets the upload's seconds when one ran."""
+        from gpu.groth16.spmv_cuda import DeviceR1CS
+
+        if self.backend != "cuda" or self.device is None:
+            raise ValueError("device-resident matrices need a CUDA ProvingKey")
+        if self._resident is None or self._resident[0] is not r1cs:
+            self._resident = None  # free the old matrices before the new ones arrive
+            t0 = time.perf_counter()
+            self._resident = (r1cs, DeviceR1CS.upload(r1cs, self.device, self.staging))
+            if t is not None:
+                t["upload_r1cs"] = time.perf_counter() - t0
+        return self._resident[1]
 
     def scalars(self, asg: Assignment) -> dict[str, np.ndarray]:
         """The scalar vector of each MSM except H."""
@@ -327,9 +390,16 @@ def _check_abc(pk: ProvingKey, asg: Assignment) -> None:
 
 
 def _msms_cpu(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, np.ndarray]:
-    _check_abc(pk, asg)
+    a, b, c = asg.a, asg.b, asg.c
+    if asg.system is not None:
+        if not isinstance(asg.system, R1CS):
+            raise ValueError("an assignment over device-resident matrices needs the CUDA backend")
+        t0 = time.perf_counter()
+        a, b, c = asg.system.evaluate(asg.witness)
+        t["evaluate"] = time.perf_counter() - t0
+    _check_abc(pk, Assignment(asg.witness, a, b, c, asg.num_inputs))
     t0 = time.perf_counter()
-    h = quotient_cpu(asg.a, asg.b, asg.c, pk.logn)
+    h = quotient_cpu(a, b, c, pk.logn)
     t["quotient"] = time.perf_counter() - t0
     out = {}
     for name, sc in [("h", h)] + list(pk.scalars(asg).items()):
@@ -340,7 +410,8 @@ def _msms_cpu(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str,
 
 
 def _device_scalars(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, Any]:
-    """Upload a, b, c and the witness; run the H step; return the device scalar vector of every MSM."""
+    """Upload a, b, c and the witness (or, for an assignment with a ``system``, the witness only and evaluate
+    A.w, B.w, C.w on the device); run the H step; return the device scalar vector of every MSM."""
     from numba import cuda
 
     from gpu.groth16.cuda_kernels import gather
@@ -351,6 +422,8 @@ def _device_scalars(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dic
         raise ValueError(f"assignment has {w.shape[0]} variables, key expects {pk.num_inputs + pk.num_aux}")
     assert pk.device is not None
     cuda.synchronize()
+    if asg.system is not None:
+        return _device_scalars_spmv(pk, asg.system, w, t)
     t0 = time.perf_counter()
     d_abc = upload_abc(asg.a, asg.b, asg.c, pk.logn, pk.staging)
     cuda.synchronize()
@@ -366,6 +439,42 @@ def _device_scalars(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dic
     scalars = {"h": d_h, "l": d_w[pk.num_inputs :], "a": gather(d_w, pk.d_a_idx), "b_g1": d_b, "b_g2": d_b}
     cuda.synchronize()
     t["upload_witness"] = time.perf_counter() - t0
+    return scalars
+
+
+def _device_scalars_spmv(
+    pk: ProvingKey, system: R1CS | DeviceR1CS, w: np.ndarray, t: dict[str, float]
+) -> dict[str, Any]:
+    """The opt-in path of _device_scalars: witness upload (and the A/B gathers), A.w, B.w, C.w on the device
+    from the resident matrices straight into the H step's buffer, the H step."""
+    from numba import cuda
+
+    from gpu.groth16.cuda_kernels import gather
+
+    assert pk.device is not None
+    dr = pk.device_r1cs(system, t) if isinstance(system, R1CS) else system
+    if dr.num_vars != w.shape[0] or dr.num_inputs != pk.num_inputs:
+        raise ValueError(
+            f"the device R1CS has {dr.num_inputs} / {dr.num_aux} variables, key expects "
+            f"{pk.num_inputs} / {pk.num_aux}"
+        )
+    if dr.device is not None and dr.device.index != pk.device.index:
+        raise ValueError(f"the device R1CS lives on device {dr.device.index}, the key on {pk.device.index}")
+    t0 = time.perf_counter()
+    d_w = cuda.device_array(w.shape, dtype=np.uint32)
+    pk.staging.upload(w, d_w)
+    d_b = gather(d_w, pk.d_b_idx)
+    scalars = {"l": d_w[pk.num_inputs :], "a": gather(d_w, pk.d_a_idx), "b_g1": d_b, "b_g2": d_b}
+    cuda.synchronize()
+    t["upload_witness"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    d_abc = dr.evaluate(d_w, pk.logn)
+    cuda.synchronize()
+    t["spmv"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scalars["h"] = h_step_device(d_abc, pk.logn, pk.device)
+    cuda.synchronize()
+    t["quotient"] = time.perf_counter() - t0
     return scalars
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from _circuits import random_circuit  # tests/gpu is on sys.path
 
+from gpu.arith.fields.constants import R_MODULUS
 from gpu.groth16.r1cs import CSR, R1CS, CompactCSR
 from gpu.groth16.spmv_cuda import NO_ONE, DeviceR1CS
 from gpu.groth16.synthetic import SyntheticCircuit
@@ -73,3 +74,59 @@ def test_device_spmv_padding_empty_rows_and_wide_indices(seed: int) -> None:
         dev.evaluate(cuda.to_device(w), 2)
     with pytest.raises(ValueError, match="witness"):
         dev.evaluate(cuda.to_device(w[:-1]))
+
+
+def test_device_spmv_switch_and_deferred_assignments(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PSAGENT_DEVICE_SPMV=1 (read by device_spmv_default only) makes from_r1cs defer the evaluation; an
+    explicit argument overrides it; a deferred assignment holds the witness only (a pooled one gives back only
+    its witness buffer)."""
+    from gpu.groth16.prover import DEVICE_SPMV_ENV, Assignment, device_spmv_default
+    from gpu.transfer import PinnedPool
+
+    r1cs, w, _ = random_circuit(seed, num_constraints=5)
+    monkeypatch.delenv(DEVICE_SPMV_ENV, raising=False)
+    assert not device_spmv_default() and Assignment.from_r1cs(r1cs, w).system is None
+    monkeypatch.setenv(DEVICE_SPMV_ENV, "0")
+    assert Assignment.from_r1cs(r1cs, w).system is None
+    monkeypatch.setenv(DEVICE_SPMV_ENV, "1")
+    asg = Assignment.from_r1cs(r1cs, w)
+    assert asg.system is r1cs and asg.a.shape == (0, 8) and np.array_equal(asg.witness, w)
+    assert Assignment.from_r1cs(r1cs, w, device_spmv=False).system is None
+    pool = PinnedPool()
+    pooled = Assignment.from_r1cs(r1cs, w, pool=pool)
+    assert pooled.system is r1cs and pool.held_bytes == w.nbytes
+    pooled.release(pool)
+    assert pool.take(w.shape, w.dtype) is pooled.witness
+    with pytest.raises(ValueError, match="witness"):
+        Assignment.on_device(r1cs, w[:-1])
+
+
+@pytest.mark.slow
+def test_device_spmv_proof_equals_default_bytes(seed: int) -> None:
+    """A CUDA proof whose A.w, B.w, C.w come from the key's resident matrices has the CPU backend's bytes
+    for the same r, s (as the default CUDA path does: test_groth16_prove.test_cuda_proof_equals_cpu_bytes)
+    and verifies; the CPU backend proves a deferred assignment to the same bytes; the matrices are uploaded
+    once per key."""
+    from gpu.groth16.prover import Assignment, ProvingKey, prove
+    from gpu.groth16.setup import generate
+    from gpu.groth16.verifier import verify
+
+    sc = SyntheticCircuit(16, num_public=1, seed=seed)  # 17 rows: domain 2^5
+    r1cs = sc.r1cs().compact()
+    w, xs = sc.witness(), sc.public_inputs()
+    params = generate(r1cs, test_seed=seed)
+    cpu_pk = ProvingKey(params, r1cs.density())
+    want = prove(cpu_pk, Assignment.from_r1cs(r1cs, w), r=5, s=9)[0].to_bytes()
+    deferred = Assignment.on_device(r1cs, w)
+    assert prove(cpu_pk, deferred, r=5, s=9)[0].to_bytes() == want, f"seed {seed}"
+    pk = ProvingKey(params, r1cs.density(), backend="cuda", device=0)
+    ts: list[dict[str, float]] = []
+    got = prove(pk, deferred, r=5, s=9, timings=ts)[0].to_bytes()
+    assert got == want, f"seed {seed}"
+    assert {"upload_r1cs", "upload_witness", "spmv", "quotient"} <= ts[0].keys() and "upload_abc" not in ts[0]
+    assert verify(params.vk, got, xs)
+    assert not verify(params.vk, got, [(xs[0] + 1) % R_MODULUS])
+    dev = pk.device_r1cs(r1cs)
+    assert pk.device_r1cs(r1cs) is dev  # resident: no second upload for the same system
+    with pytest.raises(ValueError, match="CUDA backend"):
+        prove(cpu_pk, Assignment.on_device(dev, w), r=5, s=9)
