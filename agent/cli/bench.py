@@ -295,8 +295,8 @@ def e2e(
     _check_json_out(json_out)
     work = load_work(c1, None, None)
     params_path, _ = param_files(work.c1, params_dir)
-    require_params(params_path, work.c1)
-    pipeline = make_pipeline(params_path.parent, backend)
+    require_params(params_path, work)
+    pipeline = make_pipeline(params_path.parent, backend, update=work.snap is not None)
     rows = []
     for i in range(1 + warm_runs):
         result = run_pipeline(pipeline, work, job_id=new_job_id("bench-e2e"), live=False)

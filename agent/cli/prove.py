@@ -1,4 +1,5 @@
-"""``psagent prove`` / ``psagent verify``: a C1 (or a market ProofData) to a verified PoRep C2 proof.
+"""``psagent prove`` / ``psagent verify``: a C1 or a market ProofData (PoRep C1 or SnapDeals update) to a
+verified proof (PoRep C2, or the update proof: the update circuit behind the same pipeline).
 
 ``prove`` runs the one proving pipeline (agent.proving.ProofPipeline, also behind ``bench e2e`` and the
 agent): per partition the circuit's assignment (porep.circuit.partition), the Groth16 engine, and the pairing
@@ -32,11 +33,13 @@ def default_params_dir() -> Path:
 
 @dataclass
 class Work:
-    """A C1 and, when known, its sector (miner actor id, sector number)."""
+    """A C1 and, when known, its sector (miner actor id, sector number); or a Snap request (``snap``, then
+    ``c1`` is its ``porep.snap.partition.UpdateWork``: proof type and one vanilla proof per partition)."""
 
     c1: Any
     miner: int | None
     sector: int | None
+    snap: Any = None
 
 
 def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
@@ -60,8 +63,8 @@ def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
         except (ValueError, ProtocolError):
             why = str(c1_error).splitlines()[0][:200]
             fail(f"{path}: neither a C1 JSON nor a ProofData ({why})", EXIT_USAGE)
-        if pd.porep is None:
-            fail(f"{path}: a ProofData without a PoRep C1 (SnapDeals is not supported)", EXIT_USAGE)
+        if pd.snap is not None:
+            return _snap_work(path, pd, m, n)
         c1 = pd.porep
         if m is None and n is None:
             m, n = int(pd.sector_id.miner), int(pd.sector_id.number)
@@ -70,17 +73,34 @@ def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
     return Work(c1, m, n)
 
 
+def _snap_work(path: Path, pd: Any, miner: int | None, sector: int | None) -> Work:
+    """A Snap request, strictly checked before any work (the update's public inputs come from its
+    commitments, so --miner/--sector have nothing to say)."""
+    from porep.snap.partition import UpdateWork
+    from porep.snap.verify import check_request
+
+    if miner is not None or sector is not None:
+        fail("--miner/--sector are for a bare PoRep C1, not a Snap request", EXIT_USAGE)
+    try:
+        check_request(pd.snap)
+        item = UpdateWork(pd.snap)
+    except ValueError as exc:
+        fail(f"{path}: the Snap request failed the strict check: {str(exc).splitlines()[0][:300]}", 2)
+    return Work(item, int(pd.sector_id.miner), int(pd.sector_id.number), snap=pd.snap)
+
+
 def param_files(c1: Any, params_dir: Path | None) -> tuple[Path, Path]:
     from agent.proving import params_paths
 
     return params_paths(params_dir if params_dir is not None else default_params_dir(), c1.proof_type)
 
 
-def require_params(path: Path, c1: Any) -> None:
+def require_params(path: Path, work: Work) -> None:
     if not path.exists():
+        update = " --update" if work.snap is not None else ""
         fail(
             f"missing parameter file {path} (make a development one with: psagent params generate "
-            f"--sector-size {c1.proof_type.size_label} --out {path.parent})",
+            f"--sector-size {work.c1.proof_type.size_label}{update} --out {path.parent})",
             EXIT_USAGE,
         )
 
@@ -91,6 +111,10 @@ def public_inputs(work: Work) -> list[list[int]]:
     from porep import ids
     from porep import public_inputs as pi
 
+    if work.snap is not None:
+        from porep.snap.partition import update_public_inputs
+
+        return update_public_inputs(work.snap)
     c1 = work.c1
     if work.miner is not None and work.sector is not None:
         return pi.record_inputs(
@@ -147,15 +171,21 @@ class ProgressView:
         self.progress.update(task, description=text, completed=1 if finished else 0)
 
 
-def make_pipeline(params_dir: Path, backend: Backend) -> Any:
-    """The proving pipeline on the chosen backend (exit 2 before any work when CUDA is asked for, absent)."""
+def make_pipeline(params_dir: Path, backend: Backend, *, update: bool = False) -> Any:
+    """The proving pipeline on the chosen backend (exit 2 before any work when CUDA is asked for, absent);
+    ``update``: the SnapDeals update circuit behind its circuit seam."""
     from agent.cli.common import announce_compilation, resolve_backend
     from agent.proving import Groth16Engine, ProofPipeline
 
     chosen = resolve_backend(backend)
     announce_compilation()
     engine = Groth16Engine(chosen.value, 0 if chosen is Backend.cuda else None)
-    return ProofPipeline(params_dir, engine=engine)
+    if not update:
+        return ProofPipeline(params_dir, engine=engine)
+    from agent.config import cache_dir
+    from porep.snap.partition import UpdateCircuit
+
+    return ProofPipeline(params_dir, engine=engine, circuit=UpdateCircuit(cache_dir()))
 
 
 def run_pipeline(pipeline: Any, work: Work, *, job_id: str, live: bool) -> Any:
@@ -192,9 +222,9 @@ def prove_cmd(
 
     work = load_work(input, miner, sector)
     params_path, _ = param_files(work.c1, params_dir)
-    require_params(params_path, work.c1)
+    require_params(params_path, work)
     target = out if out is not None else input.with_name(input.name + ".proof")
-    pipeline = make_pipeline(params_path.parent, backend)
+    pipeline = make_pipeline(params_path.parent, backend, update=work.snap is not None)
     live = not json_flag and sys.stderr.isatty()
     result = run_pipeline(pipeline, work, job_id=new_job_id("prove"), live=live)
     ok = list(result.verified)
@@ -221,7 +251,7 @@ def verify_cmd(
 
     work = load_work(input, miner, sector)
     _, vk_path = param_files(work.c1, params_dir)
-    require_params(vk_path, work.c1)
+    require_params(vk_path, work)
     try:
         data = proof.read_bytes()
     except OSError as exc:

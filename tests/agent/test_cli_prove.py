@@ -130,3 +130,43 @@ def test_params_generate_refuses_cuda_without_a_gpu_before_building_the_circuit(
     args = ["params", "generate", "--sector-size", "2KiB", "--backend", "cuda", "--out", str(tmp_path)]
     line = _one_line(args)
     assert "--backend cuda: no usable CUDA GPU here" in line
+
+
+@pytest.fixture(scope="module")
+def snap_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("snap") / "snap.json"
+    res = runner.invoke(app, ["snap", "synth", "--sector-size", "2KiB", "--out", str(p), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    return p
+
+
+def test_prove_takes_a_snap_request_and_names_the_update_parameters(snap_file: Path, tmp_path: Path) -> None:
+    """A market ProofData carrying a Snap update goes to the update circuit: its parameters are the update
+    proof's files, and the line says how to make development ones (the proof itself: make test-snap-long and
+    the real-prover mixed e2e)."""
+    from porep.snap.params import update_proof_type
+
+    stem = update_proof_type("StackedDrg2KiBV1").param_stem
+    line = _one_line(["prove", str(snap_file), "--params-dir", str(tmp_path)])
+    assert f"{tmp_path / stem}.params" in line
+    assert f"psagent params generate --sector-size 2KiB --update --out {tmp_path}" in line
+    pd = ["--params-dir", str(tmp_path)]
+    line = _one_line(["verify", str(snap_file), "--proof", str(tmp_path / "p"), *pd])
+    assert f"{stem}.vk" in line
+    line = _one_line(["bench", "e2e", "--c1", str(snap_file), "--params-dir", str(tmp_path)])
+    assert f"{tmp_path / stem}.params" in line
+    line = _one_line(["prove", str(snap_file), "--miner", "1000", "--sector", "1", *pd])
+    assert "--miner/--sector are for a bare PoRep C1, not a Snap request" in line
+
+
+def test_prove_refuses_a_snap_request_that_fails_the_strict_check_before_any_work(
+    snap_file: Path, tmp_path: Path
+) -> None:
+    import json
+
+    d = json.loads(snap_file.read_text())
+    d["Snap"]["new_r"][5] ^= 1  # comm_r_new no longer the root the vanilla proofs lead to
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    line = _one_line(["prove", str(bad), "--params-dir", str(tmp_path)])
+    assert "the Snap request failed the strict check" in line
