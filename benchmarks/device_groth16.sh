@@ -17,6 +17,10 @@
 #     prove27  same at 2^27 - 16 (PoRep partition scale), pseudo-random bases; skipped below 120 GB GPU memory
 #     prove27p the same with the assignment in pageable host memory (uploads through staging); the other prove
 #              steps keep it in pinned memory (the default of bench prove --host-memory)
+#     spmv     A.w, B.w, C.w on the device (gpu.groth16.spmv_cuda; not in the default list): its tests on the GPU
+#              (== R1CS.evaluate, device-path proof == CPU bytes; SPMV_TESTS_S), then benchmarks/spmv_bench.py on a
+#              real 2KiB partition and synthetic 32GiB-like systems of SPMV_ROWS rows (default 16000000,130278869),
+#              device vs CPU time, results checked equal (spmv.json)
 # Assumes the wheels of scripts/device_wheels.sh: installed into /tmp/site with PYTHONPATH set, or carried in .whl/
 # (then installed here). Every step is bounded by `timeout` and by a global deadline (TOTAL_S, default 530 s), so
 # the whole run stays under 9 minutes; logs + JSON are packed into $OUT/groth16-results.tgz, with summary.log.
@@ -97,6 +101,10 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
                  fi ;;
         prove27p) run prove27p ${P27_S:-240} "${B[@]}" prove --backend cuda --constraints 134217712 \
                       --reps 1 --warmup 1 --pseudo-random-bases --host-memory pageable --json "$WORK/prove27p.json" ;;
+        spmv) run spmv-tests ${SPMV_TESTS_S:-240} python3 -m pytest -p no:cacheprovider -v \
+                  tests/gpu/groth16/test_spmv_cuda.py --durations=10
+              run spmv ${SPMV_S:-300} python3 benchmarks/spmv_bench.py --porep 2KiB \
+                  --rows ${SPMV_ROWS:-16000000,130278869} --reps 3 --json "$WORK/spmv.json" ;;
         *) echo "unknown step $step"; exit 2 ;;
     esac
 done
