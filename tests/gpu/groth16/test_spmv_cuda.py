@@ -107,14 +107,15 @@ def test_device_spmv_proof_equals_default_bytes(seed: int) -> None:
     for the same r, s (as the default CUDA path does: test_groth16_prove.test_cuda_proof_equals_cpu_bytes)
     and verifies; the CPU backend proves a deferred assignment to the same bytes; the matrices are uploaded
     once per key."""
+    from gpu.groth16 import reference
     from gpu.groth16.prover import Assignment, ProvingKey, prove
-    from gpu.groth16.setup import generate
+    from gpu.groth16.setup import toxic_from_seed
     from gpu.groth16.verifier import verify
 
     sc = SyntheticCircuit(16, num_public=1, seed=seed)  # 17 rows: domain 2^5
     r1cs = sc.r1cs().compact()
     w, xs = sc.witness(), sc.public_inputs()
-    params = generate(r1cs, test_seed=seed)
+    params = reference.setup(r1cs.expanded(), toxic_from_seed(seed))  # == setup.generate (test_groth16_prove)
     cpu_pk = ProvingKey(params, r1cs.density())
     want = prove(cpu_pk, Assignment.from_r1cs(r1cs, w), r=5, s=9)[0].to_bytes()
     deferred = Assignment.on_device(r1cs, w)
