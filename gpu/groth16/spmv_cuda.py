@@ -21,7 +21,9 @@ the input constraints appended (a = x_i, b = c = 0) and zero-padded to the domai
 the quotient stage (``gpu.groth16.prover.h_step_device``) transforms in place. Results are bit-identical
 to ``R1CS.evaluate`` (same field, reduced outputs).
 
-Not measured yet (no GPU this session): the kernel's time. The next levers, in order: a warp (or a
+Not measured yet (no GPU this session): the kernel's time (benchmarks/spmv_bench.py). Compiled for sm_90 on
+a CPU machine (NVVM + ptxas 13.0, default PTX Montgomery product): the SpMV kernel 52 registers, no spills, no
+local memory, no float64 (2026-12-04). The next levers, in order: a warp (or a
 sub-warp) per long row (PoRep's packing rows have up to hundreds of entries, while most rows have 1-3, so
 one thread per row leaves a long tail; bin rows by length), a coefficient table in shared memory, and
 multiplying by R^2-scaled coefficients instead of converting the witness (no 4.2 GB scratch, one more product
