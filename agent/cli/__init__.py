@@ -60,6 +60,29 @@ __all__ = ["EXIT_NOT_IMPLEMENTED", "EXIT_USAGE", "app", "main"]
 
 def main() -> None:
     """The console script: the kernel cache is switched on here (before numba loads), not at import, so
-    that tests and library users keep their own Numba settings."""
+    that tests and library users keep their own Numba settings. A usage error (unknown option, missing
+    argument, bad value) is one line and exit 2 like every other bad input, not click's boxed usage text."""
+    import sys
+
+    try:  # typer >= 0.20 carries its own copy of click
+        from typer._click import exceptions as click_errors
+    except ImportError:  # pragma: no cover - older typer on click itself
+        from click import exceptions as click_errors  # type: ignore[no-redef]
+
     enable_kernel_cache()
-    app()
+    try:
+        rv = app(prog_name="psagent", standalone_mode=False)
+    except click_errors.NoArgsIsHelpError as e:  # `psagent`, `psagent snap`: the help, as before
+        e.show()
+        sys.exit(e.exit_code)
+    except click_errors.UsageError as e:
+        where = e.ctx.command_path if e.ctx is not None else "psagent"
+        typer.echo(f"psagent: {e.format_message()} (see: {where} -h)", err=True)
+        sys.exit(EXIT_USAGE)
+    except click_errors.ClickException as e:
+        typer.echo(f"psagent: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        typer.echo("psagent: aborted", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)

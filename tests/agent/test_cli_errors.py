@@ -325,3 +325,45 @@ def test_kernel_cache_respects_the_users_choice(monkeypatch: pytest.MonkeyPatch,
     _clear(monkeypatch, "NUMBA_CACHE_DIR")
     enable_kernel_cache()
     assert os.environ["PSAGENT_NUMBA_CACHE"] == "0" and "NUMBA_CACHE_DIR" not in os.environ
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["bogus"], "No such command 'bogus'. (see: psagent -h)"),
+        (["prove"], "Missing argument 'input'. (see: psagent prove -h)"),
+        (["c1", "synth", "--sector-size", "32GiB"], "No such option: --sector-size"),
+        (["snap", "synth", "--sector-size", "2KiB"], "Missing option '--out'. (see: psagent snap synth -h)"),
+        (["params", "generate", "--backend", "gpu", "--out", "x"], "Invalid value for '--backend'"),
+    ],
+)
+def test_the_console_script_gives_usage_errors_in_one_line(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The installed ``psagent`` (agent.cli.main): click's usage errors (unknown command or option, missing
+    argument, bad choice) are one line and exit 2 like every other bad input, not a boxed usage text."""
+    from agent.cli import main
+
+    monkeypatch.setattr("sys.argv", ["psagent", *argv])
+    monkeypatch.setattr("agent.cli.enable_kernel_cache", lambda: None)  # leave the test process's numba alone
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == EXIT_USAGE
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and err[0].startswith("psagent: ") and says in err[0], err
+
+
+def test_the_console_script_exits_0_after_a_command_and_shows_help_without_arguments(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent.cli import main
+
+    monkeypatch.setattr("agent.cli.enable_kernel_cache", lambda: None)
+    monkeypatch.setattr("sys.argv", ["psagent", "--version"])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("psagent ")
+    monkeypatch.setattr("sys.argv", ["psagent", "snap"])
+    with pytest.raises(SystemExit):
+        main()
+    assert "Usage: psagent snap" in capsys.readouterr().out
