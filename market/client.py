@@ -91,6 +91,9 @@ class RetryPolicy:
     budget_s: float = 30 * 60.0
     attempt_s: float = 60.0
     fetch_attempt_s: float = 600.0
+    # downloads again after request bytes that do not hash to their CID (a cut or damaged transfer: the
+    # market's data is content-addressed, so a good copy exists; refusing at once costs the assignment)
+    content_refetches: int = 2
 
     def wait_before(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based); a Retry-After is honoured."""
@@ -271,7 +274,10 @@ class MarketClient:
         return await self._retrying("poll", attempt)
 
     async def fetch_request_bytes(self, request_cid: str | RequestCid) -> bytes:
-        """The exact request bytes, checked against the CID and the size cap; retried if transient."""
+        """The exact request bytes, checked against the CID and the size cap; retried if transient. Bytes
+        that do not match the CID are downloaded again up to ``retry.content_refetches`` times (after the
+        usual backoff wait) before ContentMismatch is raised: a cut or damaged transfer must not cost the
+        assignment, and a market that serves wrong data every time is still refused."""
         cid = request_cid if isinstance(request_cid, RequestCid) else RequestCid.parse(request_cid)
         url = f"{self.base_url}/provider/proof/{cid}"
 
@@ -282,7 +288,20 @@ class MarketClient:
                 raise ContentMismatch(str(cid), RequestCid.of(answer.body).digest)
             return answer.body
 
-        return await self._retrying("fetch request", attempt, attempt_s=self.retry.fetch_attempt_s)
+        refetches = max(self.retry.content_refetches, 0)
+        for n in range(refetches + 1):
+            try:
+                return await self._retrying("fetch request", attempt, attempt_s=self.retry.fetch_attempt_s)
+            except ContentMismatch as exc:
+                if n == refetches:
+                    raise
+                wait = self.retry.wait_before(n + 1)
+                log.warning(
+                    "market fetch request: %s; downloading again in %.1f s (%d of %d)",
+                    exc, wait, n + 1, refetches,
+                )
+                await self._sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def fetch_request(self, request_cid: str | RequestCid) -> ProofData:
         """Download, verify and parse one request's ProofData (parsed in a worker thread: ~1.5 s at 32GiB

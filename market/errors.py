@@ -17,8 +17,9 @@
 Which errors are retried, per call (``market.client``):
 
     call          retried inside the call                       never retried
-    poll, fetch   TransportError, Rejected.retryable (5xx,      other 4xx, ProtocolError (incl.
-                  408, 425, 429)                                ContentMismatch, ResponseTooLarge)
+    poll, fetch   TransportError, Rejected.retryable (5xx,      other 4xx, ProtocolError (ResponseTooLarge;
+                  408, 425, 429); fetch: ContentMismatch        ContentMismatch once the re-downloads
+                  downloaded again, ``content_refetches`` times  also mismatched)
     complete      the same, each try freshly signed; a 409      WorkGone (410); other 4xx; SignatureRejected
                   after one of our own tries may have reached   unless its answer's Date corrected our
                   the market returns AlreadyAccepted (the       signing time (then signed once more)

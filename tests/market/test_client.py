@@ -304,11 +304,20 @@ async def test_fetch_request_checks_the_cid_and_parses(env: Env) -> None:
     assert route.call_count == 1
 
 
-async def test_fetch_hash_mismatch_is_rejected(env: Env) -> None:
+async def test_fetch_hash_mismatch_is_rejected_after_the_refetches(env: Env) -> None:
     route = env.router.get(f"/provider/proof/{CID}").respond(200, content=DATA.replace(b"1000", b"1001"))
     with pytest.raises(ContentMismatch, match=CID):
         await env.client.fetch_request(CID)
-    assert route.call_count == 1  # the market served other bytes: asking again will not fix that
+    # the market served other bytes every time: two more downloads, then refused
+    assert route.call_count == 1 + env.client.retry.content_refetches == 3
+
+
+async def test_fetch_a_damaged_download_is_fetched_again(env: Env) -> None:
+    """A cut transfer (the first body short) does not cost the assignment: the next download matches."""
+    route = env.router.get(f"/provider/proof/{CID}")
+    route.side_effect = [httpx.Response(200, content=DATA[:-7]), httpx.Response(200, content=DATA)]
+    assert await env.client.fetch_request_bytes(CID) == DATA
+    assert route.call_count == 2
 
 
 async def test_fetch_oversize_declared_body_is_rejected(env: Env) -> None:

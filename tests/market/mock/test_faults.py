@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from market.cid import RequestCid
 from market.client import AlreadyAccepted, MarketClient, RetryPolicy
 from market.errors import ContentMismatch, SignatureRejected, TooManyRequests, TransportError, WorkGone
 from market.mock import FaultPlan, FaultSpecError, MockMarket, stand_in_proof
@@ -77,17 +78,19 @@ async def test_bad_request_data_and_410_storm(market: MockMarket, wallet: Wallet
         (req,) = (await c.poll()).requests
         assert req.request_cid is not None
         add_faults(market, "fetch:truncate#1; fetch:corrupt#1")
-        for _ in range(2):
-            with pytest.raises(ContentMismatch):
-                await c.fetch_request_bytes(req.request_cid)
+        # a cut and a damaged download, then a good one: all within one call (the client downloads again)
         raw = await c.fetch_request_bytes(req.request_cid)
+        assert req.request_cid and RequestCid.parse(req.request_cid).matches(raw)
+        add_faults(market, "fetch:corrupt#3")  # damaged every time: refused after the re-downloads
+        with pytest.raises(ContentMismatch):
+            await c.fetch_request_bytes(req.request_cid)
         add_faults(market, "complete:410#1")
         with pytest.raises(WorkGone):
             await c.complete(req.request_cid, stand_in_proof(raw))
         reward = await c.complete(req.request_cid, stand_in_proof(raw))  # the work was never really gone
         assert isinstance(reward, ProofReward)
     n = counters(market)
-    assert (n["fault_truncate_fetch"], n["fault_corrupt_fetch"], n["fault_410_complete"]) == (1, 1, 1)
+    assert (n["fault_truncate_fetch"], n["fault_corrupt_fetch"], n["fault_410_complete"]) == (1, 4, 1)
 
 
 async def test_clock_skew(make_market: Any, wallet: Wallet) -> None:
