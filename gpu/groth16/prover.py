@@ -42,7 +42,7 @@ from gpu.arith.fields import fr_encode, fr_from_ints, fr_mul_batch, fr_sub_batch
 from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.curves import G1, G2
 from gpu.device import Device, place
-from gpu.groth16.params import Parameters, Proof
+from gpu.groth16.params import Parameters, Proof, VerifyingKey
 from gpu.groth16.r1cs import R1CS, Density, check_witness
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
 from gpu.ntt.tables import NO_SCALE, scale
@@ -50,6 +50,7 @@ from gpu.placement import Backend
 from gpu.transfer import PinnedPool, Staging, pinned_copy
 
 if TYPE_CHECKING:
+    from gpu.groth16.params_device import DeviceParameters
     from gpu.groth16.spmv_cuda import DeviceR1CS
 
 DEVICE_SPMV_ENV = "PSAGENT_DEVICE_SPMV"
@@ -246,27 +247,100 @@ class ProvingKey:
         from gpu.msm import MSMContext
 
         self.params = params
-        self.vk = params.vk
+        kw = self._prepare(
+            params.vk,
+            density,
+            params.domain_log,
+            num_aux=params.l.shape[0],
+            n_a=params.a.shape[0],
+            n_b=(params.b_g1.shape[0], params.b_g2.shape[0]),
+            backend=backend,
+            device=device,
+        )
+        self.ctx = {
+            "h": MSMContext(permuted_h_bases(params.h, self.logn), **kw),
+            "l": MSMContext(params.l, **kw),
+            "a": MSMContext(params.a, **kw),
+            "b_g1": MSMContext(params.b_g1, **kw),
+            "b_g2": MSMContext(params.b_g2, **kw),
+        }
+        if backend == "cuda" and not keep_host:
+            self.params = None  # type: ignore[assignment]  # the bases live on the device now
+        self._resident: tuple[R1CS, DeviceR1CS] | None = None
+
+    @classmethod
+    def from_device_parameters(
+        cls, dparams: DeviceParameters, density: Density, *, device: Device | int | None = None
+    ) -> ProvingKey:
+        """A CUDA key over bases already resident on ``device`` (``gpu.groth16.params_device.load_to_device``
+        with ``h_bitrev=True``, on the same device): nothing is uploaded or permuted on the host and no host
+        copy of the bases exists (``params`` is None; the vk is kept). The host constructor's checks are made
+        here too (query sizes against the density, delta not the identity)."""
+        from gpu.msm import MSMContext
+
+        logn = dparams.domain_log
+        if not dparams.h_bitrev:
+            raise ValueError(
+                "the H bases must be loaded in bit-reversed slots (load_to_device(..., h_bitrev=True))"
+            )
+        if dparams.h.shape[0] != 1 << logn:
+            raise ValueError(f"H query has {dparams.h.shape[0]} slots, domain 2^{logn} needs {1 << logn}")
+        self = cls.__new__(cls)
+        self.params = None  # type: ignore[assignment]  # the bases live on the device only
+        kw = self._prepare(
+            dparams.vk,
+            density,
+            logn,
+            num_aux=dparams.l.shape[0],
+            n_a=dparams.a.shape[0],
+            n_b=(dparams.b_g1.shape[0], dparams.b_g2.shape[0]),
+            backend=Backend.cuda,
+            device=device,
+        )
+        assert self.device is not None
+        for name in MSM_NAMES:
+            on = _device_index_of(getattr(dparams, name))
+            if on is not None and on != self.device.index:
+                raise ValueError(
+                    f"the {name} bases live on device {on}, the key is for device {self.device.index}"
+                )
+        self.ctx = {name: MSMContext(getattr(dparams, name), **kw) for name in MSM_NAMES}
+        self._resident = None
+        return self
+
+    def _prepare(
+        self,
+        vk: VerifyingKey,
+        density: Density,
+        logn: int,
+        *,
+        num_aux: int,
+        n_a: int,
+        n_b: tuple[int, int],
+        backend: Backend | str,
+        device: Device | int | None,
+    ) -> dict[str, Any]:
+        """What both constructors share: placement, the density's index maps, the size and delta checks and,
+        for CUDA, the resident A/B gather indices and the pinned staging buffers; returns MSMContext's
+        keywords."""
+        self.vk = vk
         self.backend, self.device = place(backend, device)
         self.density = density
-        self.num_inputs = params.vk.num_inputs
-        self.num_aux = params.l.shape[0]
-        self.logn = params.domain_log
+        self.num_inputs = vk.num_inputs
+        self.num_aux = num_aux
+        self.logn = logn
         self.a_aux_idx = np.flatnonzero(density.a_aux)
         self.b_inp_idx = np.flatnonzero(density.b_input)
         self.b_aux_idx = np.flatnonzero(density.b_aux)
         if density.a_aux.shape[0] != self.num_aux or density.b_input.shape[0] != self.num_inputs:
             raise ValueError("density does not match the parameters' variable counts")
-        if params.a.shape[0] != self.num_inputs + self.a_aux_idx.shape[0]:
+        if n_a != self.num_inputs + self.a_aux_idx.shape[0]:
             raise ValueError(
-                f"A query has {params.a.shape[0]} points, the density needs "
-                f"{self.num_inputs + self.a_aux_idx.shape[0]}"
+                f"A query has {n_a} points, the density needs {self.num_inputs + self.a_aux_idx.shape[0]}"
             )
         nb = self.b_inp_idx.shape[0] + self.b_aux_idx.shape[0]
-        if params.b_g1.shape[0] != nb or params.b_g2.shape[0] != nb:
-            raise ValueError(
-                f"B queries have {params.b_g1.shape[0]}/{params.b_g2.shape[0]} points, density needs {nb}"
-            )
+        if n_b[0] != nb or n_b[1] != nb:
+            raise ValueError(f"B queries have {n_b[0]}/{n_b[1]} points, density needs {nb}")
         if not (self.vk.delta_g1.any() and self.vk.delta_g2.any()):
             raise ValueError("delta is the identity (subversion-CRS attack)")
         kw: dict[str, Any] = {"backend": backend, "device": self.device}
@@ -284,16 +358,7 @@ class ProvingKey:
             with self.device.use():
                 self.d_a_idx = cuda.to_device(a_full)
                 self.d_b_idx = cuda.to_device(b_full)
-        self.ctx = {
-            "h": MSMContext(permuted_h_bases(params.h, self.logn), **kw),
-            "l": MSMContext(params.l, **kw),
-            "a": MSMContext(params.a, **kw),
-            "b_g1": MSMContext(params.b_g1, **kw),
-            "b_g2": MSMContext(params.b_g2, **kw),
-        }
-        if backend == "cuda" and not keep_host:
-            self.params = None  # type: ignore[assignment]  # the bases live on the device now
-        self._resident: tuple[R1CS, DeviceR1CS] | None = None
+        return kw
 
     def device_r1cs(self, r1cs: R1CS, t: dict[str, float] | None = None) -> DeviceR1CS:
         """``r1cs`` resident on this key's device, uploaded on first use and kept (one system per key: a
@@ -320,6 +385,14 @@ class ProvingKey:
             )
         b = np.concatenate([inp[self.b_inp_idx], aux[self.b_aux_idx]])
         return {"l": aux, "a": np.concatenate([inp, aux[self.a_aux_idx]]), "b_g1": b, "b_g2": b}
+
+
+def _device_index_of(arr: Any) -> int | None:
+    """The index of the device a numba device array was allocated on (None when unknown: the simulator)."""
+    try:
+        return int(arr.gpu_data.context.device.id)
+    except AttributeError:
+        return None
 
 
 def _random_scalar() -> int:

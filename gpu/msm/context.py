@@ -86,6 +86,8 @@ class MSMContext:
         if _is_device_array(bases):
             if self.backend is not Backend.cuda:
                 raise ValueError("device-array bases need backend='cuda'")
+            if np.dtype(bases.dtype) != np.uint32:
+                raise ValueError(f"device-array bases must be uint32 Montgomery limbs, not {bases.dtype}")
             self.group = group_of(np.empty((0,) + tuple(bases.shape[1:]), dtype=np.uint32))
             self.n = bases.shape[0]
             self._bases: Any = bases
