@@ -7,6 +7,17 @@
   its success is recorded by the file's BLAKE2b digest, size and mtime (:class:`CheckedParams`, in the cache
   directory), so later starts read it without the check; a changed file is checked again. Files this machine
   generated (:func:`ensure_dev_params`) are recorded when they are written.
+* opt-in (``PSAGENT_PARAMS_TO_DEVICE=1``, read by :func:`params_to_device_default` only; not the default until
+  it has run on a GPU): a CUDA engine decodes the ``.params`` file straight onto its device by memory map
+  (``gpu.groth16.params_device.load_to_device``, H placed bit-reversed) and builds the key over those resident
+  bases (``ProvingKey.from_device_parameters``): the host never holds the bases (~47 GB at 32GiB). That
+  loader makes no subgroup check, so it only reads a file the record above trusts; a file not yet recorded is
+  checked on the host first (once, as the default path does), recorded, dropped, then loaded to the device.
+* device memory: a job reserves its proof's working bytes (``device_bytes``); the keys' resident bytes (the
+  bases and, with ``PSAGENT_DEVICE_SPMV=1``, the resident R1CS) are taken off the device's admission budget
+  once per loaded key (:meth:`CircuitProver.charge_resident`), not per job. Host memory: an assignment holds
+  the witness and, unless the CUDA engine evaluates A·w, B·w, C·w on the device, those three vectors
+  (:func:`assignment_host_bytes`).
 * the circuit is asked the two questions of ``porep.circuit.partition`` (the R1CS of a shape, cached here per
   proof type; the assignment of one partition) through :class:`Circuit`, the seam behind which the
   pre-compiled circuit and the vectorised witness replace direct synthesis.
@@ -66,6 +77,7 @@ __all__ = [
     "StageEvent",
     "ensure_dev_params",
     "params_paths",
+    "params_to_device_default",
     "work_inputs",
 ]
 
@@ -75,7 +87,16 @@ PRODUCTION_PROOF_TYPES = ("StackedDrg32GiBV1_1",)  # what the market sends (issu
 # and its SnapDeals work (an ask cannot refuse Snap): the gate waits for these parameters as well
 PRODUCTION_UPDATE_TYPES = ("StackedDrg32GiBV1",)
 
+PARAMS_TO_DEVICE_ENV = "PSAGENT_PARAMS_TO_DEVICE"
+
 Progress = Callable[[str, float, float], None]
+
+
+def params_to_device_default() -> bool:
+    """Whether a CUDA :class:`Groth16Engine` loads parameters straight to its device when its caller does not
+    say: the one place PSAGENT_PARAMS_TO_DEVICE is read (=1: yes; unset or anything else: no, the host reader
+    and an upload, the default)."""
+    return os.environ.get(PARAMS_TO_DEVICE_ENV) == "1"
 
 
 def params_paths(params_dir: Path, pt: Any) -> tuple[Path, Path]:
@@ -231,28 +252,64 @@ class Groth16Engine:
     """``gpu.groth16`` on one backend (and, for CUDA, one named device). On CUDA the assignments are written
     into a page-locked pool kept for the process (allocating pinned memory per proof costs seconds)."""
 
-    def __init__(self, backend: Any = "auto", device: int | None = None) -> None:
+    def __init__(
+        self, backend: Any = "auto", device: int | None = None, *, params_to_device: bool | None = None
+    ) -> None:
+        """``params_to_device`` (None: :func:`params_to_device_default`, the environment; CUDA only): the
+        pipeline loads parameter files with :meth:`load_params` instead of the host reader."""
         from gpu import Backend
         from gpu.device import get_device, resolve_backend
 
         chosen = resolve_backend(backend)
         self.backend = chosen.value
         self.device: Any = get_device(device if device is not None else 0) if chosen is Backend.cuda else None
+        wanted = params_to_device if params_to_device is not None else params_to_device_default()
+        self.params_to_device = self.device is not None and wanted
         self._pool: Any = None
         if self.device is not None and not self.device.simulated:
             from gpu.transfer import PinnedPool
 
             self._pool = PinnedPool()
 
+    def load_params(self, path: Path) -> Any:
+        """``path`` decoded straight onto this engine's device (``DeviceParameters``, H bit-reversed as the
+        prover wants it). No subgroup check: only for a file the per-point check record trusts."""
+        from gpu.groth16.params_device import load_to_device
+
+        if self.device is None:
+            raise ValueError("parameters go to a device only with the CUDA backend")
+        return load_to_device(path, self.device, h_bitrev=True)
+
     def key(self, params: Any, r1cs: Any) -> Any:
+        """The proving key over host ``Parameters`` (uploaded) or ``DeviceParameters`` (already resident)."""
+        from gpu.groth16.params_device import DeviceParameters
         from gpu.groth16.prover import ProvingKey
 
+        if isinstance(params, DeviceParameters):
+            return ProvingKey.from_device_parameters(params, r1cs.density(), device=self.device)
         return ProvingKey(params, r1cs.density(), backend=self.backend, device=self.device)
 
     def device_bytes(self, key: Any) -> int:
+        """One proof's device working bytes beyond the key (``gpu.groth16.prover.device_bytes``)."""
         from gpu.groth16.prover import device_bytes
 
         return int(device_bytes(key)) if self.device is not None else 0
+
+    def resident_bytes(self, key: Any, r1cs: Any) -> int:
+        """Device bytes the key keeps for as long as it lives: the five bases and the A/B gather indices, and
+        with the device SpMV switch on (``gpu.groth16.prover.device_spmv_default``) the R1CS that
+        ``ProvingKey.device_r1cs`` uploads at the first proof. 0 on the CPU."""
+        import math
+
+        from gpu.groth16.prover import device_spmv_default
+
+        if self.device is None:
+            return 0
+        n = sum(int(c.n) * 4 * math.prod(c.group.affine_shape) for c in key.ctx.values())
+        n += int(key.d_a_idx.nbytes) + int(key.d_b_idx.nbytes)
+        if device_spmv_default():
+            n += resident_r1cs_bytes(r1cs)
+        return n
 
     def assign(self, r1cs: Any, witness: np.ndarray) -> Any:
         from gpu.groth16.prover import Assignment
@@ -430,10 +487,38 @@ class _DeviceSampler:
         self._sample()
 
 
-def assignment_host_bytes(r1cs: Any) -> int:
-    """Host bytes one partition's assignment holds: the witness and A·w, B·w, C·w (32 bytes per value)."""
+def assignment_host_bytes(r1cs: Any, *, device_spmv: bool = False) -> int:
+    """Host bytes one partition's assignment holds: the witness and, unless A·w, B·w, C·w are evaluated on
+    the device (``device_spmv``: a CUDA engine with PSAGENT_DEVICE_SPMV=1), those three (32 bytes per
+    value)."""
     rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
-    return 32 * (int(r1cs.num_inputs) + int(r1cs.num_aux) + 3 * rows)
+    return 32 * (int(r1cs.num_inputs) + int(r1cs.num_aux) + (0 if device_spmv else 3 * rows))
+
+
+def _device_spmv_default() -> bool:
+    from gpu.groth16.prover import device_spmv_default
+
+    return device_spmv_default()
+
+
+def resident_r1cs_bytes(r1cs: Any) -> int:
+    """Device bytes of ``r1cs`` made resident by ``gpu.groth16.spmv_cuda.DeviceR1CS.upload``: per matrix the
+    row pointers (uint32, int64 from 2^32 entries), uint32 columns, the coefficient indices, the Montgomery
+    coefficient table (32 bytes a row), each at least one element. Exact for interned (compact) matrices; a
+    plain CSR is interned on upload, so its count is an upper bound (4-byte indices, one table row per
+    entry)."""
+    total = 0
+    for mat in (r1cs.a, r1cs.b, r1cs.c):
+        nnz, rows = int(mat.nnz), int(mat.row_ptr.shape[0]) - 1
+        coeff = getattr(mat, "coeff", None)
+        if coeff is not None:
+            item = int(coeff.dtype.itemsize) if coeff.dtype in (np.uint8, np.uint16, np.uint32) else 4
+            table = int(mat.table.shape[0])
+        else:
+            item, table = 4, nnz
+        ptr = 4 if nnz < 1 << 32 else 8
+        total += max(rows + 1, 1) * ptr + max(nnz, 1) * (4 + item) + max(table, 1) * 32
+    return total
 
 
 # -- the pipeline --------------------------------------------------------------------------------------------
@@ -516,12 +601,15 @@ class ProofPipeline:
             if not trusted:
                 log.info("%s: first use, reading with the per-point subgroup check (once per file)", path)
             _emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
-            params = self.read_params(path, not trusted)
-            if not trusted:
-                self.checked.record(path)
+            if getattr(self.engine, "params_to_device", False):
+                params = self._params_to_device(path, trusted, setup)
+            else:
+                params = self.read_params(path, not trusted)
+                if not trusted:
+                    self.checked.record(path)
             setup["params"] = time.perf_counter() - t0
             if not trusted:
-                setup["params_point_check"] = setup["params"]  # the once-per-file check was this load
+                setup.setdefault("params_point_check", setup["params"])  # the once-per-file check: this load
             _emit(events, StageEvent("", -1, 0, "params", setup["params"]))
             if params.vk.num_inputs != r1cs.num_inputs or params.l.shape[0] != r1cs.num_aux:
                 raise ValueError(
@@ -534,12 +622,37 @@ class ProofPipeline:
             vk = prepare_verifying_key(params.vk)
             setup["key"] = time.perf_counter() - t0
             _emit(events, StageEvent("", -1, 0, "key", setup["key"]))
-            got = self._shapes[pt.name] = _Shape(r1cs, key, vk, assignment_host_bytes(r1cs))
+            device_spmv = self.engine.backend == "cuda" and _device_spmv_default()
+            host_bytes = assignment_host_bytes(r1cs, device_spmv=device_spmv)
+            got = self._shapes[pt.name] = _Shape(r1cs, key, vk, host_bytes)
             return got
+
+    def _params_to_device(self, path: Path, trusted: bool, setup: dict[str, float]) -> Any:
+        """The engine's device load of ``path``. Its decoder makes no subgroup check and trusts the record, so
+        a file not recorded yet gets the host reader's full check first (its arrays dropped before the load),
+        exactly as the default path checks it, and is recorded once that passed."""
+        if not trusted:
+            t0 = time.perf_counter()
+            checked = self.read_params(path, True)
+            del checked
+            self.checked.record(path)
+            setup["params_point_check"] = time.perf_counter() - t0
+        if not self.checked.trusted(path):  # changed since the check: refuse rather than load it unchecked
+            raise RuntimeError(f"{path}: changed after its point check; not loaded to the device unchecked")
+        t0 = time.perf_counter()
+        params = self.engine.load_params(path)  # type: ignore[attr-defined]
+        setup["params_device_load"] = time.perf_counter() - t0
+        return params
 
     def device_bytes(self, pt: Any) -> int:
         """Device bytes one proof of ``pt`` needs beyond the resident key (what the agent reserves)."""
         return self.engine.device_bytes(self.shape(pt).key)
+
+    def resident_bytes(self, pt: Any) -> int:
+        """Device bytes the key of ``pt`` keeps resident (0 for an engine that does not say)."""
+        shape = self.shape(pt)
+        fn = getattr(self.engine, "resident_bytes", None)
+        return int(fn(shape.key, shape.r1cs)) if fn is not None else 0
 
     def prove(
         self,
@@ -773,6 +886,31 @@ class CircuitProver:
         self.accepted = tuple(accepted)
         self.accepted_update = tuple(accepted_update)
         self.last: ProofResult | None = None
+        self._charged: dict[tuple[int, str], int] = {}
+        self._charge_lock = threading.Lock()
+
+    def charge_resident(self, pipe: ProofPipeline, pt: Any) -> int:
+        """Take the resident bytes of ``pt``'s key (bases, resident R1CS) off this slot's device budget, once
+        per key: they occupy the device for every job, so they belong to no job's reservation (counting them
+        per job would count one key twice with two jobs in flight and miss the other pipeline's key).
+        Returns the bytes charged now (0 when already charged); BudgetExceeded when nothing would be left."""
+        from agent.admission import BudgetExceeded
+
+        key = (id(pipe), pt.name)
+        nbytes = pipe.resident_bytes(pt)
+        with self._charge_lock:
+            if key in self._charged:
+                return 0
+            budget = self.admission.budgets.get(self.slot.index)
+            if budget is not None and nbytes:
+                if nbytes >= budget.total:
+                    raise BudgetExceeded(
+                        f"{pt.name}: the key keeps {nbytes} bytes resident, the device budget is "
+                        f"{budget.total}"
+                    )
+                budget.total -= nbytes
+            self._charged[key] = nbytes
+        return nbytes
 
     @property
     def params_dir(self) -> Path:
@@ -791,6 +929,7 @@ class CircuitProver:
         pipe.params_file(pt)  # a missing file is named before minutes of synthesis
         inputs = await anyio.to_thread.run_sync(work_inputs, work)
         nbytes = await anyio.to_thread.run_sync(pipe.device_bytes, pt)
+        await anyio.to_thread.run_sync(self.charge_resident, pipe, pt)
         async with self.admission.run_on(self.slot, nbytes) as grant:
             memory = grant.nbytes if grant.nbytes > 0 else None
             result = await anyio.to_thread.run_sync(
@@ -831,6 +970,7 @@ class CircuitProver:
         for pipe, pt, label in todo:
             t0 = time.perf_counter()
             pipe.shape(pt)
+            self.charge_resident(pipe, pt)
             log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
         seconds = self.pipeline.self_test()
         log.info("warm-up: self-test proof verified on %s in %.1f s", self.backend, seconds)
