@@ -10,6 +10,13 @@
 #     read2k  Parameters.read(subgroup_check=False) of the 2KiB file (host decode) and load_to_device (raw
 #             bytes by mmap, decoded on the GPU), timed, checked equal
 #     p32     (not default: ~47 GB on disk) params generate --sector-size 32GiB --backend cuda --test-seed 7
+#     load2k  (not default) benchmarks/params_load_bench.py on the 2KiB file (p2k's, else generated on the GPU
+#             here): load_to_device + ProvingKey.from_device_parameters vs Parameters.read + upload, each in its
+#             own process (load cold/warm, key, one proof each: equal bytes required, host RSS peak of each)
+#     p8m     (not default) params generate --sector-size 8MiB --backend cuda --test-seed 7
+#     load8m  (not default) the same bench on the 8MiB file (p8m's, else generated on the GPU here)
+#     loadsyn (not default) the same bench on a synthetic circuit of SYN_N (default 200000) constraints whose
+#             parameters setup.generate makes on the CPU: both proofs verified as well
 # Installs the wheels carried in .whl/ (scripts/device_wheels.sh) into /tmp/site. Every step is bounded by
 # `timeout` and by TOTAL_S (default 560 s). Logs and JSON: $OUT/setup-results.tgz, summary in $OUT/summary.log.
 set -uo pipefail
@@ -73,6 +80,26 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
         read2k) f=$(ls "$WORK"/p2k_cuda/*.params "$WORK"/p2k_cpu/*.params 2>/dev/null | head -1)
                 if [[ -z $f ]]; then echo "step read2k SKIPPED (no 2KiB file)" | tee -a "$WORK/summary.log"; continue; fi
                 run read2k 150 python3 benchmarks/setup_bench.py read "$f" --device-load ;;
+        load2k|load8m) if [[ $step == load2k ]]; then size=2KiB; d=p2k_cuda; else size=8MiB; d=p8m; fi
+                pt=StackedDrg${size}V1_1
+                f=$(ls "$WORK"/$d/*.params 2>/dev/null | head -1)
+                if [[ -z $f ]]; then  # not made by p2k / p8m in this call: generate it on the GPU now
+                    run gen_$step ${GEN_S:-300} "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size $size \
+                        --backend cuda --test-seed 7 --out "$WORK/$d"
+                    f=$(ls "$WORK"/$d/*.params 2>/dev/null | head -1)
+                fi
+                if [[ -z $f ]]; then echo "step $step SKIPPED (no $size parameter file)" | tee -a "$WORK/summary.log"
+                    continue; fi
+                run $step ${LOAD_S:-300} python3 benchmarks/params_load_bench.py --params "$f" --proof-type $pt \
+                    --json "$WORK/$step.json"
+                grep -E "^(host|device) *:|proof bytes" "$WORK/$step.log" | tee -a "$WORK/summary.log" ;;
+        loadsyn) run loadsyn ${LOAD_S:-300} python3 benchmarks/params_load_bench.py --synthetic "${SYN_N:-200000}" \
+                     --json "$WORK/loadsyn.json"
+                 grep -E "^(host|device) *:|proof bytes|verifies" "$WORK/loadsyn.log" | tee -a "$WORK/summary.log" ;;
+        p8m) run p8m ${P8M_S:-400} "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size 8MiB --backend cuda \
+                 --test-seed 7 --out "$WORK/p8m"
+             grep -E "Elapsed|Maximum resident" "$WORK/p8m.log" | tee -a "$WORK/summary.log"
+             ls -la "$WORK/p8m" | tee -a "$WORK/summary.log" ;;
         p32) run p32 ${P32_S:-560} "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size 32GiB --backend cuda \
                  --test-seed 7 --out "$WORK/p32"
              grep -E "Elapsed|Maximum resident" "$WORK/p32.log" | tee -a "$WORK/summary.log"
