@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numba import njit
@@ -250,8 +250,34 @@ def _row_ints(mat: Matrix, i: int, wm: np.ndarray) -> int:
     return sum(c * v for c, v in zip(coef, vals, strict=True)) % R_MODULUS
 
 
+class SystemSizes:
+    """The sizes a constraint system derives from its inputs (ONE included), aux and circuit constraints:
+    shared by the host R1CS and its device-resident copy (gpu.groth16.spmv_cuda.DeviceR1CS)."""
+
+    num_inputs: int
+    num_aux: int
+    if TYPE_CHECKING:  # the host R1CS derives it from its row pointers, the device copy stores it
+
+        @property
+        def num_constraints(self) -> int: ...
+
+    @property
+    def num_vars(self) -> int:
+        return self.num_inputs + self.num_aux
+
+    @property
+    def num_constraints_total(self) -> int:
+        """Circuit constraints plus bellperson's input constraints."""
+        return self.num_constraints + self.num_inputs
+
+    @property
+    def domain_log(self) -> int:
+        """log2 of the evaluation domain: the next power of two >= num_constraints_total."""
+        return max(0, (self.num_constraints_total - 1).bit_length())
+
+
 @dataclass
-class R1CS:
+class R1CS(SystemSizes):
     """A constraint system: ``num_inputs`` includes ONE; ``a``, ``b``, ``c`` have one row per circuit
     constraint."""
 
@@ -284,20 +310,6 @@ class R1CS:
     @property
     def num_constraints(self) -> int:
         return int(self.a.row_ptr.shape[0] - 1)
-
-    @property
-    def num_vars(self) -> int:
-        return self.num_inputs + self.num_aux
-
-    @property
-    def num_constraints_total(self) -> int:
-        """Circuit constraints plus bellperson's input constraints."""
-        return self.num_constraints + self.num_inputs
-
-    @property
-    def domain_log(self) -> int:
-        """log2 of the evaluation domain: the next power of two >= num_constraints_total."""
-        return max(0, (self.num_constraints_total - 1).bit_length())
 
     # -------------------------------------------------------------- density (cuzk PCE: a_aux, b_input, b_aux)
 

@@ -41,7 +41,7 @@ from numba import cuda, int64, uint32
 from gpu.arith.cudashim import kernel
 from gpu.arith.fields import fr_add, fr_load, fr_mul, fr_r2, fr_store, fr_zero
 from gpu.device import Device, get_device
-from gpu.groth16.r1cs import R1CS, CompactCSR, Matrix, check_witness
+from gpu.groth16.r1cs import R1CS, CompactCSR, Matrix, SystemSizes, check_witness
 from gpu.transfer import Staging
 
 THREADS = 128
@@ -150,7 +150,7 @@ class DeviceMatrix:
 
 
 @dataclass
-class DeviceR1CS:
+class DeviceR1CS(SystemSizes):
     """An R1CS resident on one device: upload once per circuit shape, then ``evaluate`` per proof."""
 
     num_inputs: int
@@ -160,18 +160,6 @@ class DeviceR1CS:
     b: DeviceMatrix
     c: DeviceMatrix
     device: Device | None = None
-
-    @property
-    def num_vars(self) -> int:
-        return self.num_inputs + self.num_aux
-
-    @property
-    def num_constraints_total(self) -> int:
-        return self.num_constraints + self.num_inputs
-
-    @property
-    def domain_log(self) -> int:
-        return max(0, (self.num_constraints_total - 1).bit_length())
 
     @property
     def nbytes(self) -> int:
