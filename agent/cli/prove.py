@@ -85,7 +85,8 @@ def _snap_work(path: Path, pd: Any, miner: int | None, sector: int | None) -> Wo
         check_request(pd.snap)
         item = UpdateWork(pd.snap)
     except ValueError as exc:
-        fail(f"{path}: the Snap request failed the strict check: {str(exc).splitlines()[0][:300]}", 2)
+        why = str(exc).splitlines()[0][:300]
+        fail(f"{path}: the Snap request failed the strict check: {why}", EXIT_USAGE)
     return Work(item, int(pd.sector_id.miner), int(pd.sector_id.number), snap=pd.snap)
 
 
