@@ -46,7 +46,7 @@ test-circuit-long: $(VENV)/.stamp-dev
 
 # SnapDeals long suite, not in CI (~25 min on the loaded 2-core VM, 5.4 GB peak): the 8MiB update + strict
 # check, every count (16KiB/32KiB, derived 8MiB/512MiB/64GiB), witnesses of the compound and 8MiB shapes, and a
-# 2KiB update proven on the CPU (params generate --update, pyblst, agent.proving.ProofPipeline).
+# 2KiB update proven on the CPU (params generate --update, pyblst, agent.proving.pipeline.ProofPipeline).
 test-snap-long: $(VENV)/.stamp-dev
 	PSAGENT_SNAP_LONG=1 $(PY) -m pytest tests/porep/snap -q -ra $(PYTEST_ARGS)
 

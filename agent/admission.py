@@ -1,21 +1,16 @@
-"""Admission of proving work to GPUs, and the assembly of partition proofs: runtime concerns, kept on the
-agent's side of the engine (which proves what it is given, on the device it is given).
+"""Admission of proving work to devices: runtime concerns, kept on the agent's side of the engine (which
+proves what it is given, on the device it is given).
 
-* :class:`Admission`: per device one ``anyio.CapacityLimiter`` (jobs at once) and one :class:`MemoryBudget`
-  (device bytes); ``async with admission.run_on(device, nbytes) as grant`` waits, cancellably, until both
-  admit the job. ``grant.nbytes`` is what the engine is then told it may use
-  (``gpu.groth16.prover.prove(..., memory_bytes=grant.nbytes)``), so batch sizing reads the same budget
-  instead of the device's free memory (cuzk's OOM lesson, cuzk.md §5.4: admission waits, never over-commits).
-  A job names its device explicitly (never process-global state read once, cuzk.md §5.3).
+* :class:`Admission`: per device a number of job slots and one :class:`MemoryBudget` (device bytes);
+  ``async with admission.run_on(device, nbytes) as grant`` (or ``run_on_any(nbytes)``: the first device that
+  has both) waits, cancellably, until the job is admitted. ``grant.nbytes`` is what the engine is then told
+  it may use (``gpu.groth16.prover.prove(..., memory_bytes=grant.nbytes)``), so batch sizing reads the same
+  budget instead of the device's free memory (admission waits, never over-commits: docs/decisions.md). A job
+  names its device explicitly; there is no process-wide current device.
 * :class:`HostBudget`: host bytes that the proving threads reserve before they build a partition's assignment
-  (witness, A·w, B·w, C·w), so synthesis running ahead of the prover (agent.proving.ProofPipeline) cannot
-  grow host memory past the budget (cuzk.md §3: its RAM hunger is many partitions' vectors held at once).
-  Blocking (threads, not the event loop): the pipeline's synthesis runs in a worker thread.
-* :class:`JobAssembly`: partition proofs put back in order, keyed by a job id unique per attempt
-  (cuzk.md §1.10, §5.1: cuzk keyed by a request id that concurrent jobs shared and mixed partitions of
-  different proofs, "0/10 valid partitions"). Every attempt registers a fresh id (reuse is an error), each
-  partition is accepted once (a duplicate, or one for an unknown, finished or failed job, is an error, never
-  a silent overwrite), and ``assemble`` refuses until every slot is filled.
+  (witness, A·w, B·w, C·w), so synthesis running ahead of the prover (``agent.proving.pipeline``) cannot
+  grow host memory past the budget. Blocking (threads, not the event loop): synthesis runs in worker threads.
+* :func:`new_job_id`: a job id unique per attempt, so partitions of two attempts are never mixed.
 """
 
 from __future__ import annotations
@@ -24,13 +19,12 @@ import os
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from dataclasses import dataclass
 
 import anyio
 
 from gpu.device import Device
-from gpu.groth16.params import PROOF_BYTES
 
 
 class BudgetExceeded(RuntimeError):
@@ -121,7 +115,7 @@ class Grant:
 
 
 class Admission:
-    """One capacity limiter and one memory budget per device.
+    """Job slots and a memory budget per device, and one wait for either a named device or any of them.
 
     ``budget_bytes`` (per device index) overrides ``budget_fraction`` of each device's total memory; the
     simulator (no memory figure) gets ``budget_bytes`` or 1 TiB. ``host``: the host-memory budget the jobs'
@@ -144,92 +138,67 @@ class Admission:
             raise ValueError("budget_fraction must be in (0, 1]")
         self.devices = {d.index: d for d in devices}
         self.host = host or HostBudget()  # shared by every device's jobs: one host
-        self.limiters = {d.index: anyio.CapacityLimiter(jobs_per_device) for d in devices}
+        self.jobs_per_device = jobs_per_device
+        self._free = dict.fromkeys(self.devices, jobs_per_device)
+        self._changed = anyio.Condition()
         self.budgets: dict[int, MemoryBudget] = {}
         for d in devices:
             total = (budget_bytes or {}).get(d.index) or int(d.total_memory() * budget_fraction) or (1 << 40)
             self.budgets[d.index] = MemoryBudget(total)
 
-    @asynccontextmanager
-    async def run_on(self, device: Device | int, nbytes: int) -> AsyncIterator[Grant]:
-        """Wait for a job slot on ``device``, then for ``nbytes`` of its budget; both are released on exit.
+    @property
+    def capacity(self) -> int:
+        """Jobs that may run at once over all devices."""
+        return self.jobs_per_device * len(self.devices)
+
+    def running(self, device: Device | int) -> int:
+        idx = device.index if isinstance(device, Device) else int(device)
+        return self.jobs_per_device - self._free[idx]
+
+    def run_on(self, device: Device | int, nbytes: int) -> AbstractAsyncContextManager[Grant]:
+        """Wait for a job slot on ``device`` and ``nbytes`` of its budget; both are released on exit.
         Cancelling the waiting task (a deadline, a drain) leaves nothing reserved."""
         idx = device.index if isinstance(device, Device) else int(device)
         if idx not in self.devices:
             raise ValueError(f"device {idx} is not admitted here (have {sorted(self.devices)})")
-        async with self.limiters[idx], self.budgets[idx].reserve(nbytes):
+        return self._admit((idx,), nbytes)
+
+    def run_on_any(self, nbytes: int) -> AbstractAsyncContextManager[Grant]:
+        """Wait for the first device with a free job slot and ``nbytes`` of budget (every device proves at
+        once); the grant names the device."""
+        return self._admit(tuple(self.devices), nbytes)
+
+    @asynccontextmanager
+    async def _admit(self, candidates: tuple[int, ...], nbytes: int) -> AsyncIterator[Grant]:
+        if nbytes < 0:
+            raise ValueError("a reservation is a non-negative number of bytes")
+
+        def fits(i: int) -> bool:
+            return self._free[i] > 0 and self.budgets[i].used + nbytes <= self.budgets[i].total
+
+        async with self._changed:
+            while True:
+                if all(nbytes > self.budgets[i].total for i in candidates):
+                    raise BudgetExceeded(
+                        f"{nbytes} bytes requested, the budget is "
+                        f"{max(self.budgets[i].total for i in candidates)}"
+                    )
+                idx = next((i for i in candidates if fits(i)), None)
+                if idx is not None:
+                    break
+                await self._changed.wait()
+            self._free[idx] -= 1
+            self.budgets[idx].used += nbytes
+        try:
             yield Grant(self.devices[idx], nbytes)
-
-
-class AssemblyError(RuntimeError):
-    """A partition that does not belong where it was sent (unknown job, duplicate, late, out of range)."""
+        finally:
+            with anyio.CancelScope(shield=True):
+                async with self._changed:
+                    self._free[idx] += 1
+                    self.budgets[idx].used -= nbytes
+                    self._changed.notify_all()
 
 
 def new_job_id(prefix: str = "job") -> str:
     """A job id unique per attempt (random UUID)."""
     return f"{prefix}-{uuid.uuid4().hex}"
-
-
-@dataclass
-class _Job:
-    partitions: int
-    slots: list[bytes | None] = field(default_factory=list)
-
-
-class JobAssembly:
-    """Registry of in-flight partitioned jobs (safe to call from the event loop and from worker threads)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: dict[str, _Job] = {}
-        self._closed: set[str] = set()
-
-    def start(self, job_id: str, partitions: int) -> None:
-        if partitions < 1:
-            raise ValueError("a job has at least one partition")
-        with self._lock:
-            if job_id in self._jobs or job_id in self._closed:
-                raise AssemblyError(f"job id {job_id!r} was already used: ids must be unique per attempt")
-            self._jobs[job_id] = _Job(partitions, [None] * partitions)
-
-    def insert(self, job_id: str, index: int, proof: bytes) -> None:
-        if len(proof) != PROOF_BYTES:
-            raise AssemblyError(f"partition proof of {len(proof)} bytes (need {PROOF_BYTES})")
-        with self._lock:
-            job = self._jobs.get(job_id)
-            if job is None:
-                state = "finished or failed" if job_id in self._closed else "unknown"
-                raise AssemblyError(f"partition {index} for {state} job {job_id!r}")
-            if not 0 <= index < job.partitions:
-                raise AssemblyError(f"partition {index} out of range 0..{job.partitions - 1}")
-            if job.slots[index] is not None:
-                raise AssemblyError(f"duplicate partition {index} for job {job_id!r}")
-            job.slots[index] = bytes(proof)
-
-    def missing(self, job_id: str) -> list[int]:
-        with self._lock:
-            job = self._job(job_id)
-            return [i for i, s in enumerate(job.slots) if s is None]
-
-    def fail(self, job_id: str) -> None:
-        """Close a failed job: its slots are dropped and later partitions are refused."""
-        with self._lock:
-            self._jobs.pop(job_id, None)
-            self._closed.add(job_id)
-
-    def assemble(self, job_id: str) -> bytes:
-        """The concatenation in partition order; the job is then closed."""
-        with self._lock:
-            job = self._job(job_id)
-            missing = [i for i, s in enumerate(job.slots) if s is None]
-            if missing:
-                raise AssemblyError(f"job {job_id!r} is missing partitions {missing}")
-            del self._jobs[job_id]
-            self._closed.add(job_id)
-            return b"".join(s for s in job.slots if s is not None)
-
-    def _job(self, job_id: str) -> _Job:
-        job = self._jobs.get(job_id)
-        if job is None:
-            raise AssemblyError(f"no in-flight job {job_id!r}")
-        return job

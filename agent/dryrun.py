@@ -32,7 +32,7 @@ DRY_RUN_PROOF = "StackedDrg2KiBV1_1"
 
 def _params(cache: Path, console: Any) -> Path:
     """The dev parameters directory, made (with a progress bar) when the 2KiB files are missing."""
-    from agent.proving import ensure_dev_params, params_paths
+    from agent.proving.parameters import ensure_dev_params, params_paths
     from porep.prooftypes import proof_type
 
     pt = proof_type(DRY_RUN_PROOF)
@@ -103,7 +103,10 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
     from rich.console import Console
 
     from agent.config import cache_dir
-    from agent.proving import CircuitProver, PairingChecker, params_paths
+    from agent.proving.engine import Groth16Engine
+    from agent.proving.parameters import params_paths
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import AdmittedProver
     from agent.store import SqliteStore
     from market.client import MarketClient
     from market.mock import MarketRules, MockMarket
@@ -119,9 +122,9 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
     fresh = not (cache / "pool").exists()
     console.print("challenge sector: sealing one (once)" if fresh else "challenge sector: cached")
     pool = ChallengePool.open(cache / "pool", proof_type=DRY_RUN_PROOF)
-    prover = CircuitProver(params_dir, backend=settings.prover.backend, accepted=(DRY_RUN_PROOF,))
+    pipeline = ProofPipeline(params_dir, engines=[Groth16Engine(settings.prover.backend)])
+    prover = AdmittedProver(pipeline, accepted=(DRY_RUN_PROOF,))
     console.print(f"prover backend: {prover.backend}")
-    checker = PairingChecker(params_dir)
     wallet = Wallet.generate()
     rules = MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1)
     with tempfile.TemporaryDirectory(prefix="psagent-dry-") as tmp, MockMarket(
@@ -141,7 +144,7 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
 
         async def main() -> RunSummary:
             async with MarketClient(market.base_url, wallet) as client:
-                agent = Agent(client, store, prover, checker, s, warm_up=prover.warm_up)
+                agent = Agent(client, store, prover, s, warm_up=prover.warm_up)
                 return await _drive(agent, max_proofs, sys.stderr.isatty(), console)
 
         try:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from agent.config import ConfigError, Settings
-from agent.pipeline import PipelineSettings
 from agent.requester import RequestLoopSettings
 from agent.service import AgentSettings
+from agent.stages import StageSettings
 from agent.storage import open_store
 from agent.store import TERMINAL_STATES, AskState, RequestState, Store
 
@@ -57,7 +57,7 @@ def agent_settings(settings: Settings, *, max_attempts: int = 3) -> AgentSetting
             poll_interval_s=m.poll_interval_s,
             backoff_max_s=m.backoff_max_s,
         ),
-        pipeline=PipelineSettings(max_attempts=max_attempts),
+        stages=StageSettings(max_attempts=max_attempts),
         retention_submitted_s=r.submitted_days * 86400.0,
         retention_failed_s=r.failed_days * 86400.0,
     )

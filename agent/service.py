@@ -3,7 +3,7 @@
 Loops (each survives its own errors with a logged backoff; cancellation is the only way out):
   requester   poll / record / ask (agent.requester), asks only while the readiness gate is open
   gate        the readiness gate (Curio's paramsReady, cuzk's warm-up): ``warm_up`` (parameters of every
-              accepted proof type loaded, kernels warm, a self-test proof verified: CircuitProver.warm_up)
+              accepted proof type loaded, kernels warm, a self-test proof verified: AdmittedProver.warm_up)
               runs before the first ask; a failure keeps the gate closed, says why (log, metrics, the gate
               file ``psagent status`` reads) and is retried with backoff. The gate closes again while the
               prover is unhealthy (3 unverified proofs in a row) and on shutdown. Provers claim work only
@@ -11,8 +11,8 @@ Loops (each survives its own errors with a logged backoff; cancellation is the o
               ``error_backoff_max_s`` without a new failure: the warm-up's self-test runs again and reopens
               the gate if it verifies (the failures may have been the last queued request's: then no proof
               is left that could close the incident).
-  fetcher     queued → fetched (agent.pipeline.fetch_one)
-  provers     fetched → computed, ``prover_slots`` of them, each bounded by the device capacity limiter
+  fetcher     queued → fetched (agent.stages.fetch_one); the checked Work is handed to the provers
+  provers     fetched → computed, ``prover_slots`` of them (one per admission slot: every device proves)
   submitter   computed → submitted / gone / failed
   janitor     orphan reset at start and periodically; purge by the retention settings
   watchdog    systemd WATCHDOG=1 pings and the queue gauge
@@ -42,23 +42,22 @@ import anyio
 
 from agent.fleet import FleetMember
 from agent.metrics import AgentMetrics
-from agent.pipeline import (
-    AdmittedProver,
-    PipelineSettings,
-    ProofChecker,
-    Prover,
-    StageCounters,
-    check_work,
-    fetch_one,
-    prove_one,
-    submit_one,
-)
+from agent.proving.work import Work
 from agent.requester import LoopCounters, RequestLoopSettings, next_interval, request_round
 from agent.sdnotify import Notifier
+from agent.stages import (
+    Prover,
+    StageCounters,
+    StageSettings,
+    WorkHandoff,
+    fetch_one,
+    prove_one,
+    request_work,
+    submit_one,
+)
 from agent.store import AskState, RequestState, Store, in_worker
 from market.client import AlreadyAccepted
 from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
-from market.proofdata import ProofData
 
 __all__ = ["Agent", "AgentSettings", "Gate", "Market", "RunSummary"]
 
@@ -78,8 +77,8 @@ class Market(Protocol):
 @dataclass(frozen=True)
 class AgentSettings:
     requests: RequestLoopSettings
-    pipeline: PipelineSettings = field(default_factory=PipelineSettings)
-    prover_slots: int = 1  # concurrent proofs (one per device by default)
+    stages: StageSettings = field(default_factory=StageSettings)
+    prover_slots: int = 1  # concurrent proofs: the prover's admission slots (one per device by default)
     idle_s: float = 0.5  # how often an idle stage looks at the store again
     error_backoff_s: float = 5.0  # first wait after a loop error (doubles to error_backoff_max_s)
     error_backoff_max_s: float = 120.0
@@ -178,29 +177,27 @@ class Agent:
         self,
         market: Market,
         store: Store,
-        prover: Prover | AdmittedProver,
-        checker: ProofChecker,
+        prover: Prover,
         settings: AgentSettings,
         *,
-        check: Callable[[bytes], ProofData] = check_work,
+        check: Callable[[bytes], Work] = request_work,
         warm_up: Callable[[], None] | None = None,
         metrics: AgentMetrics | None = None,
         notifier: Notifier | None = None,
-        device_capacity: int | None = None,
         gate_file: Path | None = None,
     ) -> None:
         """``warm_up``: the readiness gate's work (None: the gate opens at once: tests with doubles);
         ``gate_file``: where the gate's state is written for ``psagent status``."""
-        self.market, self.store, self.prover, self.checker = market, store, prover, checker
+        self.market, self.store, self.prover = market, store, prover
         self.settings = settings
         self.check = check
         self.warm_up = warm_up
         self.metrics = metrics or AgentMetrics()
         self.notifier = notifier or Notifier()
         self.owner = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
-        self.pipeline = PipelineSettings(max_attempts=settings.pipeline.max_attempts, owner=self.owner)
-        self.limiter = anyio.CapacityLimiter(device_capacity or settings.prover_slots)
-        self.fleet = FleetMember(store, self.owner, capacity=int(self.limiter.total_tokens))
+        self.stages = StageSettings(max_attempts=settings.stages.max_attempts, owner=self.owner)
+        self.handoff = WorkHandoff(limit=4 * max(settings.prover_slots, 1) + settings.requests.high_water)
+        self.fleet = FleetMember(store, self.owner, capacity=settings.prover_slots)
         self.counters = StageCounters()
         self.loop_counters = LoopCounters()
         self.gate_file = gate_file
@@ -321,7 +318,8 @@ class Agent:
     async def _fetch_step(self) -> bool:
         t0 = time.perf_counter()
         found = await fetch_one(
-            self.market, self.store, check=self.check, counters=self.counters, owner=self.owner
+            self.market, self.store, check=self.check, counters=self.counters, owner=self.owner,
+            handoff=self.handoff,
         )
         if found:
             self.metrics.stage_seconds.labels(stage="fetch").observe(time.perf_counter() - t0)
@@ -334,7 +332,8 @@ class Agent:
             return self._warmed.is_set()
         t0 = time.perf_counter()
         row = await prove_one(
-            self.store, self.prover, self.checker, self.pipeline, counters=self.counters, limiter=self.limiter
+            self.store, self.prover, self.stages, counters=self.counters, handoff=self.handoff,
+            check=self.check,
         )
         if row is None:
             return False
@@ -367,8 +366,8 @@ class Agent:
     async def _half_open(self) -> None:
         """Reopen an unhealthy gate after a cool-down: when the failures were the attempts of the last queued
         request, no proof is left to show the prover works again and, the gate being closed, none is asked
-        for. After ``error_backoff_max_s`` without a new failure the warm-up's self-test proof runs again (on
-        a device slot); if it verifies the gate reopens, otherwise the cool-down starts over."""
+        for. After ``error_backoff_max_s`` without a new failure the warm-up runs again (its self-test proof
+        on every device); if it verifies the gate reopens, otherwise the cool-down starts over."""
         cool_down = self.settings.error_backoff_max_s
         while True:
             await self._unhealthy.wait()
@@ -380,8 +379,7 @@ class Agent:
             log.info("prover unhealthy for %.0f s without a new failure: self-test", cool_down)
             try:
                 if self.warm_up is not None:
-                    async with self.limiter:
-                        await _in_daemon_thread(self.warm_up)
+                    await _in_daemon_thread(self.warm_up)
             except Exception as e:
                 self._last_failure = time.monotonic()
                 self.metrics.errors.labels(loop="self_test").inc()

@@ -19,13 +19,15 @@ from pathlib import Path
 
 import anyio
 
-from agent.pipeline import VerifyReport, check_work
+from agent.proving.prover import Proven
+from agent.proving.verifier import VerifyReport
+from agent.proving.work import Work, WorkKind, recognise
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings
+from agent.stages import request_work
 from agent.store import SqliteStore
 from market.client import MarketClient
 from market.mock.checker import stand_in_proof
-from market.proofdata import ProofData
 from market.wallet import Wallet
 
 PRICE = 5 * 10**15
@@ -34,13 +36,16 @@ PRICE = 5 * 10**15
 class InstantProver:
     """The mock's stand-in token, at once: the benchmark measures the agent around the prover."""
 
-    def prove(self, work: ProofData, job_id: str) -> bytes:
-        return stand_in_proof(work.raw)
+    async def prove(self, work: Work, job_id: str) -> Proven:
+        proof = stand_in_proof(work.raw)
+        return Proven(proof, VerifyReport((True,) * work.partitions))
 
 
-class TokenChecker:
-    def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
-        return VerifyReport((proof == stand_in_proof(work.raw),))
+def parsed_only(raw: bytes) -> Work:
+    """The request parsed (``recognise``) but neither checked nor given public inputs: the loop's own cost."""
+    got = recognise(raw, request_only=True)
+    assert got.c1 is not None, "the mock's pool serves PoRep requests here"
+    return Work(WorkKind.POREP, got.c1.proof_type, got.c1, None, (), raw, got.format, got.miner, got.sector)
 
 
 def _free_port() -> int:
@@ -56,8 +61,8 @@ async def _run(url: str, n: int, store_path: Path, strict: bool) -> dict[str, ob
         idle_s=0.01,
     )
     async with MarketClient(url, Wallet.generate()) as client:
-        check = check_work if strict else ProofData.parse  # parse only: the loop's own cost
-        agent = Agent(client, store, InstantProver(), TokenChecker(), s, check=check)
+        check = request_work if strict else parsed_only
+        agent = Agent(client, store, InstantProver(), s, check=check)
         cpu0, t0 = time.process_time(), time.perf_counter()
         summary = await agent.run(max_proofs=n, handle_signals=False)
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0

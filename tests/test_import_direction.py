@@ -7,6 +7,9 @@ so a violation fails even if it sits in code no other test executes:
   gpu.groth16's R1CS/prover;
 * inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
+* inside agent likewise (AGENT_RANK): the leaves (config, store, admission, …) < the proving wing
+  (agent.proving: work/parameters/engine < verifier < pipeline < prover) < the request stages, requester and
+  fleet < the service < the composition root (agent.runtime) < the dry run < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -45,10 +48,37 @@ GPU_RANK = {
     "gpu.bench": (4,),
     "gpu.codegen": (4,),
 }
+# agent's layers: the longest matching prefix names a part and its rank; every agent module must have one.
+AGENT_RANK = {
+    "agent": (9,),  # the package's own __init__: nothing imports it
+    "agent.config": (0,),
+    "agent.logsetup": (0,),
+    "agent.sdnotify": (0,),
+    "agent.admission": (0,),
+    "agent.store": (0,),
+    "agent.store_pg": (0, 1),
+    "agent.storage": (0, 2),
+    "agent.metrics": (1,),
+    "agent.proving": (1, 9),
+    "agent.proving.work": (1, 0),
+    "agent.proving.parameters": (1, 0),
+    "agent.proving.engine": (1, 0),
+    "agent.proving.verifier": (1, 1),
+    "agent.proving.pipeline": (1, 2),
+    "agent.proving.prover": (1, 3),
+    "agent.requester": (1,),
+    "agent.stages": (2,),
+    "agent.fleet": (2,),
+    "agent.service": (3,),
+    "agent.runtime": (4,),
+    "agent.dryrun": (5,),
+    "agent.cli": (6,),
+}
 PUBLIC_GPU_FOR_POREP = ("gpu.arith",)
 PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.groth16.r1cs", "gpu.groth16.prover")
-# the circuits: the StackedDRG one and the SnapDeals update circuit's recorder (its matrices are an R1CS)
-CIRCUIT_MODULES = ("porep.circuit", "porep.snap.pce")
+# the circuits: the StackedDRG one, the SnapDeals update circuit's recorder (its matrices are an R1CS) and its
+# seam (porep.snap.partition answers the proof pipeline with those matrices)
+CIRCUIT_MODULES = ("porep.circuit", "porep.snap.pce", "porep.snap.partition")
 
 
 def _under(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -92,6 +122,14 @@ def _gpu_part(module: str) -> str:
     return max((p for p in GPU_RANK if _under(module, (p,))), key=len)
 
 
+def _agent_part(module: str) -> str | None:
+    """The most specific AGENT_RANK entry of ``module`` (``agent`` itself only for the package)."""
+    parts = [p for p in AGENT_RANK if p != "agent" and _under(module, (p,))]
+    if parts:
+        return max(parts, key=len)
+    return "agent" if module == "agent" else None
+
+
 def rule_broken(importer: str, imported: str) -> str | None:
     """Why ``importer`` may not import ``imported``, or None."""
     src, dst = importer.split(".")[0], imported.split(".")[0]
@@ -107,6 +145,12 @@ def rule_broken(importer: str, imported: str) -> str | None:
         a, b = _gpu_part(importer), _gpu_part(imported)
         if a != b and not GPU_RANK[b] < GPU_RANK[a]:
             return f"{a} (layer {GPU_RANK[a]}) must not import {b} (layer {GPU_RANK[b]})"
+    if src == "agent" and dst == "agent":
+        pa, pb = _agent_part(importer), _agent_part(imported)
+        if pa is None or pb is None:
+            return f"{importer if pa is None else imported} has no layer in AGENT_RANK"
+        if pa != pb and not AGENT_RANK[pb] < AGENT_RANK[pa]:
+            return f"{pa} (layer {AGENT_RANK[pa]}) must not import {pb} (layer {AGENT_RANK[pb]})"
     return None
 
 
@@ -178,6 +222,11 @@ def test_the_tree_keeps_the_rules() -> None:
     assert not bad, "dependency direction violated:\n" + "\n".join(bad)
 
 
+def test_every_agent_module_has_a_layer() -> None:
+    unranked = [m for m in module_names(REPO) if m.split(".")[0] == "agent" and _agent_part(m) is None]
+    assert not unranked, f"give these a layer in AGENT_RANK: {unranked}"
+
+
 PLANTED = {
     "gpu/ntt/bad.py": ("from gpu.groth16.prover import prove\n", "gpu.ntt (layer (2,)) must not import"),
     "gpu/msm/side.py": (
@@ -193,13 +242,24 @@ PLANTED = {
     ),
     "market/z.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gpu\n", "market proper"),
     "gpu/w.py": ("import agent.cli\n", "gpu must not import agent"),
+    "agent/proving/bad.py": (
+        "def f():\n    from agent.service import Agent\n",
+        "agent.proving (layer (1, 9)) must not import agent.service",
+    ),
+    "agent/proving/work.py": (
+        "from agent.proving.pipeline import ProofPipeline\n",
+        "agent.proving.work (layer (1, 0)) must not import agent.proving.pipeline",
+    ),
+    "agent/stages.py": ("from agent.runtime import agent_settings\n", "agent.stages (layer (2,)) must not"),
+    "agent/store.py": ("from agent.cli.common import fail\n", "agent.store (layer (0,)) must not import"),
 }
 ALLOWED = {
     "porep/ok.py": "from gpu.arith.fields import fr_add\nfrom porep import merkle\n",
     "porep/circuit/ok.py": "from gpu.groth16.r1cs import R1CS\nfrom gpu.arith import cpupool\n",
     "market/mock/ok.py": "from gpu.groth16 import verifier\nimport porep\n",
     "gpu/groth16/ok.py": "from gpu.msm import msm\nfrom gpu.arith.fields import fr_add\nfrom . import r1cs\n",
-    "agent/ok.py": "import gpu.groth16.prover\nimport market\n",
+    "agent/runtime.py": "import gpu.groth16.prover\nimport market\nfrom agent.proving import prover\n",
+    "agent/proving/prover.py": "from agent.proving.pipeline import ProofPipeline\nimport agent.admission\n",
 }
 
 
@@ -215,6 +275,10 @@ NAMED = (
     "gpu/arith/cpupool.py",
     "porep/merkle.py",
     "agent/cli/__init__.py",
+    "agent/cli/common.py",
+    "agent/service.py",
+    "agent/admission.py",
+    "agent/proving/pipeline.py",
 )
 
 

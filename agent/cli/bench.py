@@ -283,23 +283,32 @@ def e2e(
     json_flag: JsonFlag = False,
     json_out: JsonOut = None,
 ) -> None:
-    """C1 to verified proof through the same pipeline as psagent prove and the agent: per-stage seconds
-    summed over the partitions, host RSS peak and device-memory peak, cold (parameters, circuit and key loaded
-    by this run) then warm; fails unless every partition of every run verified."""
+    """C1 (or ProofData) to verified proof through the same path as psagent prove and the agent: per-stage
+    seconds summed over the partitions, host RSS peak and device-memory peak, cold (parameters, circuit and
+    key loaded by this run) then warm; fails unless every partition of every run verified."""
     import json
 
     from agent.admission import new_job_id
     from agent.cli.common import EXIT_FAILURE, fail
-    from agent.cli.prove import load_work, make_pipeline, param_files, require_params, run_pipeline
+    from agent.cli.prove import (
+        load_work,
+        make_pipeline,
+        params_dir_or_default,
+        require_params,
+        run_pipeline,
+    )
+    from agent.proving.parameters import params_paths
 
     _check_json_out(json_out)
     work = load_work(c1, None, None)
-    params_path, _ = param_files(work.c1, params_dir)
+    params_path, _ = params_paths(params_dir_or_default(params_dir), work.proof_type)
     require_params(params_path, work)
-    pipeline = make_pipeline(params_path.parent, backend, update=work.snap is not None)
-    rows = []
+    pipeline = make_pipeline(params_path.parent, backend)
+    rows: list[dict[str, Any]] = []
+    verified = True
     for i in range(1 + warm_runs):
         result = run_pipeline(pipeline, work, job_id=new_job_id("bench-e2e"), live=False)
+        verified = verified and result.ok
         row = {"run": "cold" if i == 0 else f"warm{i}", **result.as_json()}
         row.pop("per_partition")
         rows.append(row)
@@ -310,7 +319,7 @@ def e2e(
         json_out.write_text(json.dumps(out, indent=1) + "\n")
     if json_flag:
         typer.echo(json.dumps(out))
-    if any(r["verified"].split("/")[0] != r["verified"].split("/")[1] for r in rows):
+    if not verified:
         fail("a partition did not verify", EXIT_FAILURE)
 
 

@@ -137,7 +137,9 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
 
     from agent.config import ConfigError
     from agent.metrics import AgentMetrics
-    from agent.proving import PRODUCTION_UPDATE_TYPES, CircuitProver, PairingChecker
+    from agent.proving.engine import Groth16Engine
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import PRODUCTION_UPDATE_TYPES, AdmittedProver
     from agent.runtime import agent_settings, gate_file, load_wallet, open_configured_store
     from agent.service import Agent
     from market.client import MarketClient
@@ -150,14 +152,13 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
     p, m = settings.prover, settings.market
     device = p.devices[0] if isinstance(p.devices, list) and p.devices else None
     try:
-        prover = CircuitProver(
-            p.params_dir, backend=p.backend, device=device,
-            device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
+        pipeline = ProofPipeline(p.params_dir, engines=[Groth16Engine(p.backend, device)])
+        prover = AdmittedProver(
+            pipeline, device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
             accepted_update=PRODUCTION_UPDATE_TYPES,
         )
     except Exception as exc:  # noqa: BLE001 - a GpuError for backend = "cuda" without a GPU
         fail(f"prover.backend = {p.backend}: {exc}", EXIT_USAGE)
-    checker = PairingChecker(p.params_dir)
     metrics = AgentMetrics()
     if settings.metrics.listen:
         try:
@@ -170,7 +171,7 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
             m.url, wallet, timeout_s=m.request_timeout_s, max_request_bytes=m.max_request_bytes
         ) as client:
             agent = Agent(
-                client, store, prover, checker, agent_settings(settings), metrics=metrics,
+                client, store, prover, agent_settings(settings), metrics=metrics,
                 warm_up=prover.warm_up, gate_file=gate_file(settings),
             )
             return await agent.run(max_proofs=max_proofs)

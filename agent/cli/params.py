@@ -124,7 +124,7 @@ def generate(
     (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     # made here from points computed here: the prover need not re-check every point of it (agent.proving)
     from agent.config import cache_dir
-    from agent.proving import CheckedParams
+    from agent.proving.parameters import CheckedParams
 
     CheckedParams(cache_dir()).record(out / f"{stem}.params", made.blake2b)  # hashed as written
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")

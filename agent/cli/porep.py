@@ -289,8 +289,8 @@ def c1_check(
     ] = False,
 ) -> None:
     """Strict vanilla verification; exit 0 only if it passes, 1 if it does not."""
-    from porep.c1 import DEFAULT_MAX_BYTES, C1FormatError, noncanonical_error, parse_c1
-    from porep.c1.envelope import looks_like_lotus_c2_input, parse_lotus_c2_input
+    from agent.proving.work import InputFormat, WorkError, recognise
+    from porep.c1 import noncanonical_error
     from porep.ids import prover_id as make_prover_id
     from porep.vanilla_verify import CHECKS, verify_c1
 
@@ -305,36 +305,20 @@ def c1_check(
         raw = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_USAGE)
-    if raw.lstrip().startswith(b'{"SectorID"') or b'"SectorID"' in raw[:200]:
-        from market.errors import ProtocolError
-        from market.proofdata import ProofData
-
-        try:
-            pd = ProofData.parse(raw)
-        except ProtocolError as exc:
-            fail(f"{file}: not a valid ProofData: {exc}")
-        if pd.porep is None:
-            fail(f"{file}: ProofData carries no PoRep C1")
-        c1 = pd.porep
-        c1_raw = pd.porep_raw or b""
-        if prover is None:
-            prover = make_prover_id(pd.sector_id.miner)
+    try:
+        got = recognise(raw)
+    except WorkError as exc:
+        fail(f"{file}: {exc}")
+    if got.c1 is None:
+        fail(f"{file}: ProofData carries no PoRep C1")
+    c1, c1_raw = got.c1, got.c1_raw
+    if got.format is InputFormat.PROOFDATA:  # its SectorID binds the replica_id unless overridden
+        if prover is None and got.miner is not None:
+            prover = make_prover_id(got.miner)
         if number is None:
-            number = pd.sector_id.number
-    else:
-        c1_raw, envelope = raw, None
-        try:
-            if looks_like_lotus_c2_input(raw):
-                envelope = parse_lotus_c2_input(raw)
-                c1_raw = envelope.phase1_out
-            c1 = parse_c1(c1_raw, max_bytes=max(len(c1_raw), DEFAULT_MAX_BYTES))  # already in memory
-        except C1FormatError as exc:
-            fail(f"{file}: not a valid C1: {exc}")
-        if envelope is not None:
-            if envelope.sector_size != c1.proof_type.sector_size:
-                fail(f"{file}: SectorSize {envelope.sector_size} is not that of a {c1.proof_type.name} C1")
-            if number is None and prover is not None:
-                number = envelope.sector_num  # lotus-bench does not record the miner
+            number = got.sector
+    elif got.format is InputFormat.LOTUS_BENCH and number is None and prover is not None:
+        number = got.sector  # lotus-bench records the sector, not the miner
     difference = noncanonical_error(c1, c1_raw)
     if difference is not None:
         if canonical:

@@ -1,11 +1,11 @@
-"""``psagent prove`` / ``psagent verify``: a C1 or a market ProofData (PoRep C1 or SnapDeals update) to a
-verified proof (PoRep C2, or the update proof: the update circuit behind the same pipeline).
+"""``psagent prove`` / ``psagent verify``: a C1, a market ProofData (PoRep or SnapDeals) or a lotus-bench
+``c1out.json`` to a verified proof, and a proof file checked against its input.
 
-``prove`` runs the one proving pipeline (agent.proving.ProofPipeline, also behind ``bench e2e`` and the
-agent): per partition the circuit's assignment (porep.circuit.partition), the Groth16 engine, and the pairing
-check against public inputs derived WITHOUT the circuit (porep.public_inputs) before anything is written; a
-live view per partition on a terminal, quiet otherwise and with --json. The proof file is the raw bytes, 192
-per partition.
+Argument parsing and output only: the input becomes an ``agent.proving.work.Work`` (recognised, strictly
+checked, public inputs computed once; bad input is one line and exit 2 before any proving), the proof comes
+from the one proof pipeline (``agent.proving.pipeline``, also behind ``bench e2e`` and the agent), and the
+pairing check is the one host verifier (``agent.proving.verifier``). A live view per partition on a
+terminal, quiet otherwise and with --json. The proof file is the raw bytes, 192 per partition.
 Parameters are Filecoin's file names (``<param_stem>.params`` / ``.vk``) in ``--params-dir``, default
 ``$FIL_PROOFS_PARAMETER_CACHE`` or ``/var/tmp/filecoin-proof-parameters``, so official parameters work
 unchanged.
@@ -13,40 +13,24 @@ unchanged.
 
 from __future__ import annotations
 
-import os
-import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, Backend, fail, parse_miner, parse_u64
 
-DEFAULT_PARAMS_DIR = Path("/var/tmp/filecoin-proof-parameters")
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import TaskID
 
-
-def default_params_dir() -> Path:
-    env = os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
-    return Path(env) if env else DEFAULT_PARAMS_DIR
-
-
-@dataclass
-class Work:
-    """A C1 and, when known, its sector (miner actor id, sector number); or a Snap request (``snap``, then
-    ``c1`` is its ``porep.snap.partition.UpdateWork``: proof type and one vanilla proof per partition)."""
-
-    c1: Any
-    miner: int | None
-    sector: int | None
-    snap: Any = None
+    from agent.proving.pipeline import ProofPipeline, ProofResult, StageEvent
+    from agent.proving.work import Work
 
 
 def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
-    """C1 JSON or ProofData JSON; one line and exit 2 on anything else."""
-    from market.errors import ProtocolError
-    from market.proofdata import ProofData
-    from porep.c1 import SealCommitPhase1Output
+    """The Work of the file at ``path``; one line and exit 2 on anything that is not provable input."""
+    from agent.proving.work import Work, WorkError
 
     try:
         raw = path.read_bytes()
@@ -54,79 +38,26 @@ def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
         fail(f"cannot read {path}: {exc.strerror or exc}", EXIT_USAGE)
     m = parse_miner(miner) if miner is not None else None
     n = parse_u64(sector, "--sector") if sector is not None else None
-    c1 = None
     try:
-        c1 = SealCommitPhase1Output.from_json(raw)
-    except ValueError as c1_error:
-        try:
-            pd = ProofData.parse(raw)
-        except (ValueError, ProtocolError):
-            why = str(c1_error).splitlines()[0][:200]
-            fail(f"{path}: neither a C1 JSON nor a ProofData ({why})", EXIT_USAGE)
-        if pd.snap is not None:
-            return _snap_work(path, pd, m, n)
-        c1 = pd.porep
-        if m is None and n is None:
-            m, n = int(pd.sector_id.miner), int(pd.sector_id.number)
-    if (m is None) != (n is None):
-        fail("give both --miner and --sector, or neither", EXIT_USAGE)
-    return Work(c1, m, n)
+        return Work.from_bytes(raw, miner=m, sector=n)
+    except WorkError as exc:
+        fail(f"{path}: {exc}", EXIT_USAGE)
 
 
-def _snap_work(path: Path, pd: Any, miner: int | None, sector: int | None) -> Work:
-    """A Snap request, strictly checked before any work (the update's public inputs come from its
-    commitments, so --miner/--sector have nothing to say)."""
-    from porep.snap.partition import UpdateWork
-    from porep.snap.verify import check_request
+def params_dir_or_default(params_dir: Path | None) -> Path:
+    from agent.proving.parameters import default_params_dir
 
-    if miner is not None or sector is not None:
-        fail("--miner/--sector are for a bare PoRep C1, not a Snap request", EXIT_USAGE)
-    try:
-        check_request(pd.snap)
-        item = UpdateWork(pd.snap)
-    except ValueError as exc:
-        why = str(exc).splitlines()[0][:300]
-        fail(f"{path}: the Snap request failed the strict check: {why}", EXIT_USAGE)
-    return Work(item, int(pd.sector_id.miner), int(pd.sector_id.number), snap=pd.snap)
-
-
-def param_files(c1: Any, params_dir: Path | None) -> tuple[Path, Path]:
-    from agent.proving import params_paths
-
-    return params_paths(params_dir if params_dir is not None else default_params_dir(), c1.proof_type)
+    return params_dir if params_dir is not None else default_params_dir()
 
 
 def require_params(path: Path, work: Work) -> None:
     if not path.exists():
-        update = " --update" if work.snap is not None else ""
+        update = " --update" if work.update is not None else ""
         fail(
             f"missing parameter file {path} (make a development one with: psagent params generate "
-            f"--sector-size {work.c1.proof_type.size_label}{update} --out {path.parent})",
+            f"--sector-size {work.proof_type.size_label}{update} --out {path.parent})",
             EXIT_USAGE,
         )
-
-
-def public_inputs(work: Work) -> list[list[int]]:
-    """Every partition's vector, derived without the circuit: from the sector (miner/sector given: replica_id
-    re-derived from prover, sector, ticket, comm_d, porep_id) or from the C1's header."""
-    from porep import ids
-    from porep import public_inputs as pi
-
-    if work.snap is not None:
-        from porep.snap.partition import update_public_inputs
-
-        return update_public_inputs(work.snap)
-    c1 = work.c1
-    if work.miner is not None and work.sector is not None:
-        return pi.record_inputs(
-            c1.proof_type, prover_id=ids.prover_id(work.miner), sector_id=work.sector, ticket=c1.ticket,
-            seed=c1.seed, comm_d=c1.comm_d, comm_r=c1.comm_r,
-        )
-    return pi.from_c1(c1)
-
-
-def _say(msg: str) -> None:
-    typer.echo(msg, err=True)
 
 
 class ProgressView:
@@ -134,7 +65,7 @@ class ProgressView:
     row per partition showing the stage in progress and the times of those done. Fed by the pipeline's
     StageEvents, from the proving and the synthesis threads (rich's Progress takes its own lock)."""
 
-    def __init__(self, partitions: int, console: Any) -> None:
+    def __init__(self, partitions: int, console: Console) -> None:
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
@@ -142,7 +73,7 @@ class ProgressView:
             transient=False,
         )
         self.partitions = partitions
-        self._tasks: dict[int, Any] = {}
+        self._tasks: dict[int, TaskID] = {}
         self._done: dict[int, list[str]] = {}
 
     def __enter__(self) -> ProgressView:
@@ -155,7 +86,7 @@ class ProgressView:
     def _label(self, k: int) -> str:
         return "setup" if k < 0 else f"partition {k + 1}/{self.partitions}"
 
-    def __call__(self, ev: Any) -> None:
+    def __call__(self, ev: StageEvent) -> None:
         k = ev.partition
         task = self._tasks.get(k)
         if task is None:
@@ -172,35 +103,28 @@ class ProgressView:
         self.progress.update(task, description=text, completed=1 if finished else 0)
 
 
-def make_pipeline(params_dir: Path, backend: Backend, *, update: bool = False) -> Any:
-    """The proving pipeline on the chosen backend (exit 2 before any work when CUDA is asked for, absent);
-    ``update``: the SnapDeals update circuit behind its circuit seam."""
+def make_pipeline(params_dir: Path, backend: Backend) -> ProofPipeline:
+    """The proof pipeline on the chosen backend (exit 2 before any work when CUDA is asked for, absent)."""
     from agent.cli.common import announce_compilation, resolve_backend
-    from agent.proving import Groth16Engine, ProofPipeline
+    from agent.proving.engine import Groth16Engine
+    from agent.proving.pipeline import ProofPipeline
 
     chosen = resolve_backend(backend)
     announce_compilation()
     engine = Groth16Engine(chosen.value, 0 if chosen is Backend.cuda else None)
-    if not update:
-        return ProofPipeline(params_dir, engine=engine)
-    from agent.config import cache_dir
-    from porep.snap.partition import UpdateCircuit
-
-    return ProofPipeline(params_dir, engine=engine, circuit=UpdateCircuit(cache_dir()))
+    return ProofPipeline(params_dir, engines=[engine])
 
 
-def run_pipeline(pipeline: Any, work: Work, *, job_id: str, live: bool) -> Any:
-    """One proof through ``pipeline`` (a ProofResult); a parameter file that does not fit the circuit is one
-    line and exit 2."""
+def run_pipeline(pipeline: ProofPipeline, work: Work, *, job_id: str, live: bool) -> ProofResult:
+    """One proof through ``pipeline``; a parameter file that does not fit the circuit is one line and
+    exit 2."""
     from rich.console import Console
 
-    inputs = public_inputs(work)
-    n = len(work.c1.vanilla_proofs)
     try:
         if not live:
-            return pipeline.prove(work.c1, inputs, job_id=job_id)
-        with ProgressView(n, Console(stderr=True)) as view:
-            return pipeline.prove(work.c1, inputs, job_id=job_id, events=view)
+            return pipeline.prove(work, job_id=job_id)
+        with ProgressView(work.partitions, Console(stderr=True)) as view:
+            return pipeline.prove(work, job_id=job_id, events=view)
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc).splitlines()[0], EXIT_USAGE)
 
@@ -220,26 +144,26 @@ def prove_cmd(
     import sys
 
     from agent.admission import new_job_id
+    from agent.proving.parameters import params_paths
 
     work = load_work(input, miner, sector)
-    params_path, _ = param_files(work.c1, params_dir)
+    params_path, _ = params_paths(params_dir_or_default(params_dir), work.proof_type)
     require_params(params_path, work)
     target = out if out is not None else input.with_name(input.name + ".proof")
-    pipeline = make_pipeline(params_path.parent, backend, update=work.snap is not None)
+    pipeline = make_pipeline(params_path.parent, backend)
     live = not json_flag and sys.stderr.isatty()
     result = run_pipeline(pipeline, work, job_id=new_job_id("prove"), live=live)
-    ok = list(result.verified)
-    if not result.ok:
-        bad = [k for k, good in enumerate(ok) if not good]
+    report = result.report()
+    if not report.ok:
         if json_flag:
             typer.echo(json.dumps({**result.as_json(), "out": None}))
-        fail(f"partitions {bad} of {len(ok)} did not verify; nothing written", EXIT_FAILURE)
+        fail(f"{report.diagnosis()}; nothing written", EXIT_FAILURE)
     target.write_bytes(result.proof)
     if json_flag:
         typer.echo(json.dumps({**result.as_json(), "out": str(target)}))
         return
     typer.echo(
-        f"{result.proof_type}: {len(ok)} partition(s) proven and verified in {result.wall_s:.1f}s on "
+        f"{result.proof_type}: {work.partitions} partition(s) proven and verified in {result.wall_s:.1f}s on "
         f"{result.backend} ({stage_summary(result.stages())}), {len(result.proof)} bytes -> {target}"
     )
 
@@ -247,42 +171,24 @@ def prove_cmd(
 def verify_cmd(
     input: Path, proof: Path, miner: str | None, sector: int | None, params_dir: Path | None
 ) -> None:
-    from gpu.groth16.params import VerifyingKey
-    from gpu.groth16.verifier import verify
+    from agent.proving.verifier import HostVerifier
 
     work = load_work(input, miner, sector)
-    _, vk_path = param_files(work.c1, params_dir)
-    require_params(vk_path, work)
+    verifier = HostVerifier(params_dir_or_default(params_dir))
+    require_params(verifier.vk_file(work.proof_type), work)
     try:
         data = proof.read_bytes()
     except OSError as exc:
         fail(f"cannot read {proof}: {exc.strerror or exc}", EXIT_USAGE)
-    parts = len(work.c1.vanilla_proofs)
-    if len(data) != 192 * parts:
-        fail(f"{proof}: {len(data)} bytes, a {work.c1.proof_type.name} proof is {192 * parts}", EXIT_USAGE)
-    vk = VerifyingKey.read(vk_path)
-    inputs = public_inputs(work)
-    ok = [verify(vk, data[192 * k : 192 * (k + 1)], inputs[k]) for k in range(parts)]
-    if not all(ok):
-        fail(f"partitions {[k for k, g in enumerate(ok) if not g]} of {parts} did not verify", EXIT_FAILURE)
-    typer.echo(f"{work.c1.proof_type.name}: {parts} partition(s) verified")
+    if len(data) != work.proof_bytes:
+        fail(f"{proof}: {len(data)} bytes, a {work.proof_type.name} proof is {work.proof_bytes}", EXIT_USAGE)
+    try:
+        report = verifier.verify(work, data)
+    except (ValueError, OSError) as exc:  # an unreadable verifying key file
+        fail(f"{verifier.vk_file(work.proof_type)}: {str(exc).splitlines()[0]}", EXIT_USAGE)
+    if not report.ok:
+        fail(report.diagnosis(), EXIT_FAILURE)
+    typer.echo(f"{work.proof_type.name}: {work.partitions} partition(s) verified")
 
 
 SIZES = ("2KiB", "8MiB", "512MiB", "32GiB", "64GiB")
-
-
-def blank_r1cs(sector_size: str) -> tuple[Any, str]:
-    """The blank PoRep circuit of one partition of ``sector_size`` as an R1CS, and Filecoin's parameter file
-    stem for it (all flavours of a size share parameters)."""
-    from porep.circuit.stacked import blank_system
-    from porep.prooftypes import proof_type
-
-    size = next((s for s in SIZES if s.lower() == sector_size.strip().lower()), None)
-    if size is None:
-        fail(f"--sector-size must be one of {', '.join(SIZES)}, got {sector_size[:40]!r}", EXIT_USAGE)
-    pt = proof_type(f"StackedDrg{size}V1_1")
-    t = time.perf_counter()
-    cs = blank_system(pt)
-    _say(f"synthesised the {size} circuit: {cs.num_constraints:,} constraints, {cs.num_aux:,} aux, "
-         f"{cs.num_inputs} inputs ({time.perf_counter() - t:.1f}s)")
-    return cs.to_r1cs(), pt.param_stem

@@ -25,8 +25,8 @@ import numpy as np
 
 from gpu.curves import G1, G2, EncodingError
 from gpu.curves._host import Group
+from gpu.groth16 import PROOF_BYTES
 
-PROOF_BYTES = 192
 G1_UNC = 96
 G2_UNC = 192
 VK_FIXED = 3 * G1_UNC + 3 * G2_UNC  # before ic_len

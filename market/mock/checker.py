@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from gpu.groth16 import PROOF_BYTES
+
 __all__ = ["CheckResult", "DigestStandInChecker", "PairingChecker", "ProofChecker", "stand_in_proof"]
-
-GROTH16_PROOF_BYTES = 192  # compressed A (48) ‖ B (96) ‖ C (48)
-
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
@@ -58,10 +57,10 @@ def stand_in_proof(request: bytes, partitions: int | None = None) -> bytes:
         partitions = _partitions(request)[1]
     out = b""
     counter = 0
-    while len(out) < GROTH16_PROOF_BYTES * partitions:
+    while len(out) < PROOF_BYTES * partitions:
         out += hashlib.sha256(b"psagent mock stand-in proof" + counter.to_bytes(4, "big") + request).digest()
         counter += 1
-    return out[: GROTH16_PROOF_BYTES * partitions]
+    return out[: PROOF_BYTES * partitions]
 
 
 class DigestStandInChecker:
@@ -76,7 +75,7 @@ class DigestStandInChecker:
             _, partitions = _partitions(request)
         except Exception as exc:  # noqa: BLE001 - a diagnosis, not a crash
             return CheckResult(False, f"request data does not parse: {exc}")
-        want = GROTH16_PROOF_BYTES * partitions
+        want = PROOF_BYTES * partitions
         if len(proof) != want:
             return CheckResult(
                 False, f"proof is {len(proof)} bytes, want {want} ({partitions} partitions × 192)"
@@ -108,7 +107,7 @@ class PairingChecker:
             self._update_pvk = prepare_verifying_key(uvk)
 
     def check(self, kind: str, request: bytes, proof: bytes) -> CheckResult:
-        from gpu.groth16.verifier import verify
+        from gpu.groth16.verifier import diagnose
         from porep.public_inputs import from_c1
         from porep.snap.partition import update_public_inputs
 
@@ -120,16 +119,13 @@ class PairingChecker:
             inputs = update_public_inputs(pd.snap) if pd.snap is not None else from_c1(pd.porep)
         except Exception as exc:  # noqa: BLE001
             return CheckResult(False, f"request data does not give public inputs: {exc}")
-        want = GROTH16_PROOF_BYTES * partitions
+        want = PROOF_BYTES * partitions
         if len(proof) != want:
             return CheckResult(
                 False, f"proof is {len(proof)} bytes, want {want} ({partitions} partitions × 192)"
             )
-        bad = [
-            k
-            for k in range(partitions)
-            if not verify(pvk, proof[k * GROTH16_PROOF_BYTES : (k + 1) * GROTH16_PROOF_BYTES], inputs[k])
-        ]
+        parts = [proof[k * PROOF_BYTES : (k + 1) * PROOF_BYTES] for k in range(partitions)]
+        bad = [k for k, good in enumerate(diagnose(pvk, parts, inputs)) if not good]
         if bad:
             return CheckResult(False, f"partitions {bad} do not verify")
         return CheckResult(True)

@@ -1,5 +1,6 @@
 """One partition of a C1 as the prover consumes it: the circuit's R1CS (same for every C1 of a shape) and the
-full assignment vector of one C1's partition.
+full assignment vector of one C1's partition; :class:`StackedCircuit` answers both behind the proof
+pipeline's circuit seam, as ``porep.snap.partition.UpdateCircuit`` does for SnapDeals.
 
 Why a module of its own: every prover path (``psagent prove``, ``bench e2e``, the agent) asks these two
 questions and nothing else of the circuit, so the pre-compiled circuit (PCE, ``porep.circuit.pce``) and the
@@ -16,8 +17,10 @@ import os
 import numpy as np
 
 from gpu.groth16.r1cs import R1CS
+from porep.c1 import SealCommitPhase1Output
 from porep.circuit.pce import partition_pce
 from porep.circuit.stacked import CircuitShape
+from porep.prooftypes import ProofType
 
 
 def partition_r1cs(pt: object, cache_dir: str | os.PathLike[str] | None = None) -> R1CS:
@@ -40,3 +43,17 @@ def partition_assignment(
     from porep.circuit.witness import partition_assignment as vectorised
 
     return vectorised(c1, k, out=out, cache_dir=cache_dir)
+
+
+class StackedCircuit:
+    """The StackedDRG circuit behind a proving loop's circuit seam (``r1cs(pt)``, ``assignment(c1, k)``);
+    ``cache``: where the pre-compiled circuit and the witness's compiled templates are kept."""
+
+    def __init__(self, cache: str | os.PathLike[str] | None = None) -> None:
+        self.cache = cache
+
+    def r1cs(self, pt: ProofType) -> R1CS:
+        return partition_r1cs(pt, self.cache)
+
+    def assignment(self, c1: SealCommitPhase1Output, k: int) -> np.ndarray:
+        return partition_assignment(c1, k, cache_dir=self.cache)

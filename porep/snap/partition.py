@@ -13,16 +13,16 @@ commitments (``porep.snap.public_inputs``), never from the synthesised assignmen
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import numpy as np
 
+from gpu.groth16.r1cs import R1CS
 from porep.snap.circuit import SnapRequest
 from porep.snap.params import UpdateProofType, update_proof_type
 from porep.snap.public_inputs import public_inputs
 
 
-def update_r1cs(pt: UpdateProofType | int | str, cache_dir: str | os.PathLike[str] | None = None) -> Any:
+def update_r1cs(pt: UpdateProofType | int | str, cache_dir: str | os.PathLike[str] | None = None) -> R1CS:
     """The ``gpu.groth16.r1cs.R1CS`` of one partition of an update proof type (bellperson's row and column
     order), with compact matrices, from the pre-compiled circuit (``porep.snap.pce``). ``cache_dir`` (the
     agent passes ``agent.config.cache_dir()``) keeps the recorded template under ``cache_dir/pce``; without it
@@ -67,7 +67,7 @@ def update_public_inputs(snap: SnapRequest | object) -> list[list[int]]:
 
 
 class UpdateWork:
-    """A Snap request in the shape a proving loop reads of a C1 (``agent.proving.ProofPipeline.prove``):
+    """A Snap request in the shape a proving loop reads of a C1:
     ``proof_type`` (an :class:`~porep.snap.params.UpdateProofType`: ``name``, ``partitions``, ``param_stem``)
     and one ``vanilla_proofs`` entry per partition (the bincode partition proofs)."""
 
@@ -80,12 +80,12 @@ class UpdateWork:
 class UpdateCircuit:
     """The update circuit behind a proving loop's circuit seam (``agent.proving.Circuit``: ``r1cs(pt)``,
     ``assignment(work, k)``), for :class:`UpdateWork` items; ``cache``: where the PCE and the witness's
-    compiled programs are kept (as ``agent.proving.PorepCircuit``)."""
+    compiled programs are kept (as ``porep.circuit.partition.StackedCircuit``)."""
 
     def __init__(self, cache: str | os.PathLike[str] | None = None) -> None:
         self.cache = cache
 
-    def r1cs(self, pt: UpdateProofType | int | str) -> Any:
+    def r1cs(self, pt: UpdateProofType | int | str) -> R1CS:
         return update_r1cs(pt, self.cache)
 
     def assignment(self, work: UpdateWork | SnapRequest | object, k: int) -> np.ndarray:

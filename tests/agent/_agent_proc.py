@@ -10,7 +10,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _standin import StandInChecker, StandInProver  # noqa: E402
+from _standin import StandInProver  # noqa: E402
 
 from agent.requester import RequestLoopSettings  # noqa: E402
 from agent.service import Agent, AgentSettings  # noqa: E402
@@ -26,7 +26,7 @@ async def main(url: str, key: str, store_path: str, delay_s: float, n: int) -> i
         idle_s=0.02, error_backoff_s=0.05, error_backoff_max_s=0.2, drain_s=10.0,
     )
     async with MarketClient(url, Wallet(bytes.fromhex(key))) as client:
-        agent = Agent(client, store, StandInProver(delay_s=delay_s), StandInChecker(), s)
+        agent = Agent(client, store, StandInProver(delay_s=delay_s), s)
         summary = await agent.run(max_proofs=n)
     store.close()
     print(summary.line(), flush=True)

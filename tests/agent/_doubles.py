@@ -1,12 +1,14 @@
-"""Doubles for the agent's tests: a prover that marks its partition proofs and a checker that reads the
-mark. They stand in for the Groth16 prover and the pairing check where a test is about the pipeline's logic;
-the real ones run in the end-to-end tests."""
+"""Doubles for the agent's tests: a prover that marks its partition proofs and gives a verdict from the mark,
+a Groth16 engine on the reference implementation, and a toy circuit. They stand in for the compiled prover
+where a test is about the agent's logic; the real ones run in the end-to-end tests."""
 
 from __future__ import annotations
 
 import secrets
 
-from agent.pipeline import VerifyReport
+from agent.proving.prover import Proven
+from agent.proving.verifier import VerifyReport
+from agent.proving.work import Work
 from market.proofdata import ProofData, SectorID
 from porep.c1 import KeyOrder
 from porep.ids import prover_id
@@ -23,35 +25,37 @@ def make_work_bytes(miner: int = 1000, sector: int = 1) -> bytes:
     return ProofData.encode(SectorID(miner, sector), porep=c1.to_json(KeyOrder.GO))
 
 
+MARK = 0xA5  # a partition proof "verifies" iff its first byte is the mark
+
+
+def mark_report(proof: bytes) -> VerifyReport:
+    """The verdict on the prover double's proofs: partition k verified iff it carries the mark."""
+    return VerifyReport(tuple(proof[i] == MARK for i in range(0, len(proof), 192)))
+
+
 class FakeProver:
-    """Returns 192 bytes per partition; ``corrupt`` flips a byte of that partition's proof."""
+    """Returns 192 bytes per partition and the verdict read from their marks; ``corrupt`` unmarks that
+    partition's proof, ``fail`` makes the next calls raise."""
 
     def __init__(self, corrupt: int | None = None, fail: int = 0) -> None:
         self.corrupt = corrupt
         self.fail = fail
         self.job_ids: list[str] = []
+        self.works: list[Work] = []
 
-    def prove(self, work: ProofData, job_id: str) -> bytes:
+    async def prove(self, work: Work, job_id: str) -> Proven:
         self.job_ids.append(job_id)
+        self.works.append(work)
         if self.fail:
             self.fail -= 1
             raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
-        assert work.porep is not None
-        parts = [
-            bytearray(secrets.token_bytes(1) * 192) for _ in range(work.porep.arrays.proof_type.partitions)
-        ]
+        parts = [bytearray(secrets.token_bytes(1) * 192) for _ in range(work.partitions)]
         for p in parts:
-            p[0] = 0xA5  # the checker double's "valid" mark
+            p[0] = MARK
         if self.corrupt is not None:
             parts[self.corrupt][0] ^= 0xFF
-        return b"".join(parts)
-
-
-class MarkChecker:
-    """Checker double: a partition 'verifies' iff it carries the prover double's mark."""
-
-    def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
-        return VerifyReport(tuple(proof[i] == 0xA5 for i in range(0, len(proof), 192)))
+        proof = b"".join(parts)
+        return Proven(proof, mark_report(proof))
 
 
 class ReferenceEngine:
@@ -59,6 +63,8 @@ class ReferenceEngine:
     circuits in milliseconds, without compiling the engine's kernels). Records what the pipeline hands it."""
 
     backend = "reference"
+    device = None
+    params_to_device = False
 
     def __init__(self, device_bytes: int = 1000, delay_s: float = 0.0, corrupt: bool = False) -> None:
         """``corrupt``: flip a bit of every proof (a faulty device)."""
@@ -80,6 +86,17 @@ class ReferenceEngine:
 
     def device_bytes(self, key: object) -> int:
         return self.nbytes
+
+    def resident_bytes(self, key: object, r1cs: object) -> int:
+        return 0
+
+    def host_bytes(self, r1cs: object) -> int:
+        from agent.proving.engine import assignment_host_bytes
+
+        return assignment_host_bytes(r1cs)  # type: ignore[arg-type]
+
+    def load_params(self, path: object) -> object:
+        raise AssertionError("the reference engine reads parameters on the host")
 
     def assign(self, r1cs: object, witness: object) -> list[int]:
         from gpu.arith.fields import fr_to_ints
@@ -131,7 +148,7 @@ def toy_sample() -> tuple[object, object, list[int]]:
 
 class ToyCircuit:
     """The pipeline's circuit seam answered by the toy circuit: partition k's public inputs come from
-    ``inputs_of(c1)[k]`` (the real request's, for a real C1), its one aux value is 9 + k."""
+    ``inputs_of(item)[k]`` (the item: a C1, or a Snap request's UpdateWork), its one aux value is 9 + k."""
 
     def __init__(self, n_inputs: int, inputs_of: object, delay_s: float = 0.0) -> None:
         self.n_inputs = n_inputs
@@ -154,3 +171,25 @@ class ToyCircuit:
             time.sleep(self.delay_s)
         xs = self.inputs_of(c1)[k]  # type: ignore[operator]
         return fr_from_ints([1, *xs, 9 + k])
+
+
+def toy_circuits(circuit: ToyCircuit, update: ToyCircuit | None = None) -> object:
+    """The pipeline's circuits with the toy one for PoRep work (and ``update`` for Snap work)."""
+    from agent.proving.pipeline import Circuits
+
+    return Circuits(circuit, update or ToyCircuit(circuit.n_inputs, circuit.inputs_of))  # type: ignore[arg-type]
+
+
+def toy_work(partitions: int, inputs: list[list[int]] | None = None) -> Work:
+    """A Work of a toy proof type ("Toy", parameter stem "toy") whose public inputs are ``inputs`` (default:
+    random first input, 11 + k second); its C1 is a stand-in the toy circuit reads the inputs from."""
+    from types import SimpleNamespace
+
+    from agent.proving.work import InputFormat, WorkKind
+
+    pt = SimpleNamespace(name="Toy", param_stem="toy", partitions=partitions, size_label="toy")
+    xs = inputs if inputs is not None else [[secrets.randbelow(2**250), 11 + k] for k in range(partitions)]
+    c1 = SimpleNamespace(proof_type=pt, xs=xs)
+    return Work(
+        WorkKind.POREP, pt, c1, None, tuple(tuple(v) for v in xs), b"", InputFormat.C1, None, None  # type: ignore[arg-type]
+    )

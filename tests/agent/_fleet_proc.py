@@ -20,13 +20,14 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _standin import StandInChecker, StandInProver  # noqa: E402
+from _standin import StandInProver, parsed_only  # noqa: E402
 
+from agent.proving.prover import Proven  # noqa: E402
+from agent.proving.work import Work  # noqa: E402
 from agent.requester import RequestLoopSettings  # noqa: E402
 from agent.service import Agent, AgentSettings  # noqa: E402
 from agent.storage import open_store  # noqa: E402
 from market.client import MarketClient  # noqa: E402
-from market.proofdata import ProofData  # noqa: E402
 from market.wallet import Wallet  # noqa: E402
 
 # A member silent this long is taken for dead and its claims are re-queued. 1.5 s was too tight for the loaded
@@ -44,11 +45,11 @@ class LoggedProver(StandInProver):
         with open(self.log, "a") as fh:  # one short line per write: O_APPEND keeps them whole
             fh.write(f"{what} {os.getpid()} {job_id} {time.time():.3f}\n")
 
-    def prove(self, work: ProofData, job_id: str) -> bytes:
+    async def prove(self, work: Work, job_id: str) -> Proven:
         self._note("start", job_id)
-        proof = super().prove(work, job_id)
+        proven = await super().prove(work, job_id)
         self._note("end", job_id)
-        return proof
+        return proven
 
 
 async def main(url: str, key: str, store_url: str, delay_s: float, log: str) -> int:
@@ -60,7 +61,7 @@ async def main(url: str, key: str, store_url: str, delay_s: float, log: str) -> 
         idle_s=0.05, error_backoff_s=0.05, error_backoff_max_s=0.2, drain_s=10.0,
     )
     async with MarketClient(url, Wallet(bytes.fromhex(key))) as client:
-        agent = Agent(client, store, LoggedProver(log, delay_s), StandInChecker(), s, check=ProofData.parse)
+        agent = Agent(client, store, LoggedProver(log, delay_s), s, check=parsed_only)
         agent.fleet.devices = ("stand-in",)
         summary = await agent.run()
     store.close()

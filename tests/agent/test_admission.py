@@ -1,57 +1,19 @@
-"""agent.admission: per-device capacity limiter + memory budget on anyio (cancellable waits), and the
-partition assembly keyed by a job id per attempt."""
+"""agent.admission: per-device job slots + memory budget on anyio (cancellable waits), one device named or the
+first of several that admits the job."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from agent.admission import (
-    Admission,
-    AssemblyError,
-    BudgetExceeded,
-    JobAssembly,
-    MemoryBudget,
-    new_job_id,
-)
+from agent.admission import Admission, BudgetExceeded, MemoryBudget
 from gpu.device import Device
-from gpu.groth16.params import PROOF_BYTES
 
 pytestmark = pytest.mark.anyio
 
 
 def _devices(n: int = 2) -> list[Device]:
     return [Device(i, f"sim {i}", (0, 0), True) for i in range(n)]
-
-
-def test_assembly_orders_and_refuses_mixing() -> None:
-    asm = JobAssembly()
-    j1, j2 = new_job_id(), new_job_id()
-    assert j1 != j2
-    asm.start(j1, 3)
-    asm.start(j2, 3)
-    parts = [bytes([i]) * PROOF_BYTES for i in range(3)]
-    for i in (2, 0, 1):
-        asm.insert(j1, i, parts[i])
-    with pytest.raises(AssemblyError, match="duplicate"):
-        asm.insert(j1, 1, parts[1])
-    with pytest.raises(AssemblyError, match="out of range"):
-        asm.insert(j2, 3, parts[0])
-    with pytest.raises(AssemblyError, match="192"):
-        asm.insert(j2, 0, b"short")
-    with pytest.raises(AssemblyError, match="missing partitions"):
-        asm.assemble(j2)
-    assert asm.missing(j2) == [0, 1, 2]
-    assert asm.assemble(j1) == b"".join(parts)
-    with pytest.raises(AssemblyError, match="finished or failed"):
-        asm.insert(j1, 0, parts[0])  # late partition of a finished job
-    with pytest.raises(AssemblyError, match="already used"):
-        asm.start(j1, 3)
-    with pytest.raises(AssemblyError, match="unknown"):
-        asm.insert("nope", 0, parts[0])
-    asm.fail(j2)
-    with pytest.raises(AssemblyError, match="finished or failed"):
-        asm.insert(j2, 0, parts[0])
 
 
 async def test_memory_budget_admits_only_what_fits() -> None:
@@ -126,3 +88,35 @@ async def test_admission_memory_is_shared_by_the_jobs_of_a_device() -> None:
         assert admitted == [700, 300] and adm.budgets[0].used == 1000
         release.set()
     assert admitted == [700, 300, 400] and adm.budgets[0].used == 0
+
+
+async def test_run_on_any_keeps_every_device_busy() -> None:
+    """Jobs that may run anywhere go to the first device with a free slot and room in its budget, so two
+    devices prove two jobs at once; a job too large for one device's budget goes to the other; one larger
+    than every budget is refused at once."""
+    adm = Admission(_devices(2), jobs_per_device=1, budget_bytes={0: 1000, 1: 500})
+    assert adm.capacity == 2
+    running: list[int] = []
+    peak = [0]
+    release = anyio.Event()
+
+    async def job(nbytes: int) -> None:
+        async with adm.run_on_any(nbytes) as grant:
+            running.append(grant.device.index)
+            peak[0] = max(peak[0], len(running))
+            await release.wait()
+            running.remove(grant.device.index)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(job, 400)
+        tg.start_soon(job, 400)
+        tg.start_soon(job, 400)  # both devices busy: waits
+        await anyio.sleep(0.05)
+        assert sorted(running) == [0, 1] and adm.running(0) == adm.running(1) == 1
+        release.set()
+    assert peak[0] == 2 and running == [] and adm.budgets[0].used == adm.budgets[1].used == 0
+    async with adm.run_on_any(800) as grant:  # fits device 0's budget only
+        assert grant.device.index == 0
+    with pytest.raises(BudgetExceeded):
+        async with adm.run_on_any(1001):
+            pass

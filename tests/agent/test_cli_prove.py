@@ -1,5 +1,6 @@
-"""psagent prove / verify / params generate --sector-size: bad input and missing parameters end in exit 2
-and one line before any work (a real proof runs in `make test-circuit-long`: a 2KiB setup is 2^22)."""
+"""psagent prove / verify / bench e2e / params generate --sector-size: bad input (a C1 that fails the strict
+check included) and missing parameters end in exit 2 and one line before any work (a real proof runs in
+`make test-circuit-long`: a 2KiB setup is 2^22)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import EXIT_USAGE, app
-from porep.c1_synth import synth_c1_json
+from market.proofdata import ProofData
 from porep.prooftypes import proof_type
 
 runner = CliRunner()
@@ -25,10 +26,45 @@ def _one_line(args: list[str], env: dict[str, str] | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def c1_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def c1_file(tmp_path_factory: pytest.TempPathFactory, work_bytes: bytes) -> Path:
+    """A valid bare 2KiB C1 (miner 1000, sector 1, as the work_bytes request carries it)."""
     p = tmp_path_factory.mktemp("c1") / "c1.json"
-    p.write_bytes(synth_c1_json("StackedDrg2KiBV1_1"))
+    raw = ProofData.parse(work_bytes).porep_raw
+    assert raw is not None
+    p.write_bytes(raw)
     return p
+
+
+def test_prove_rejects_a_mutated_c1_before_any_proving(
+    c1_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The strict vanilla check runs on `psagent prove`'s input as it does on the agent's: one label of the
+    last labeling proof changed (still valid JSON, still a canonical value) is refused with one line and
+    exit 2, before the parameters are even looked at and before the pipeline is built."""
+    import agent.proving.pipeline as pipeline
+
+    def built(*_: object, **__: object) -> None:
+        raise AssertionError("the proof pipeline was reached")
+
+    monkeypatch.setattr(pipeline.ProofPipeline, "prove", built)
+    raw = c1_file.read_bytes()
+    tail = raw.rindex(b'],"layer_index"')
+    i = raw.rindex(b",", 0, tail) + 1  # the last byte value of the last parent label
+    value = int(raw[i:tail].rstrip(b"]"))
+    mutated = raw[:i] + str(value ^ 1).encode() + raw[i + len(str(value)) :]
+    assert mutated != raw and len(mutated) == len(raw)
+    bad = tmp_path / "mutated.json"
+    bad.write_bytes(mutated)
+    for extra in ([], ["--miner", "1000", "--sector", "1"]):
+        line = _one_line(["prove", str(bad), "--params-dir", str(tmp_path), *extra])
+        assert "the C1 failed the strict check" in line and "labels" in line, line
+    # the intact C1 gets past the check (and is stopped at its missing parameter file)
+    pd = ["--params-dir", str(tmp_path)]
+    line = _one_line(["prove", str(c1_file), "--miner", "1000", "--sector", "1", *pd])
+    assert "missing parameter file" in line
+    # bound to another sector, the intact C1 fails the check too (its replica_id is not that sector's)
+    line = _one_line(["prove", str(c1_file), "--miner", "1000", "--sector", "2", *pd])
+    assert "the C1 failed the strict check" in line
 
 
 def test_prove_names_the_missing_parameter_file(c1_file: Path, tmp_path: Path) -> None:
@@ -79,7 +115,7 @@ def test_progress_view_shows_stages_as_they_happen() -> None:
     from rich.console import Console
 
     from agent.cli.prove import ProgressView
-    from agent.proving import StageEvent
+    from agent.proving.pipeline import StageEvent
 
     console = Console(record=True, width=200, force_terminal=False)
     with ProgressView(2, console) as view:
@@ -97,7 +133,7 @@ def test_progress_view_shows_stages_as_they_happen() -> None:
 def test_params_generate_records_its_file_as_checked(tmp_path: Path) -> None:
     """A file made here is trusted by the prover without the per-point check (minutes at 2KiB, measured on the
     H200 when it was missing: bench e2e spent its whole budget inside that check)."""
-    from agent.proving import CheckedParams
+    from agent.proving.parameters import CheckedParams
 
     cache = tmp_path / "cache"
     out = tmp_path / "params"
@@ -108,7 +144,7 @@ def test_params_generate_records_its_file_as_checked(tmp_path: Path) -> None:
     assert CheckedParams(cache).trusted(made)
     import json
 
-    from agent.proving import file_digest
+    from agent.proving.parameters import file_digest
 
     (entry,) = json.loads((cache / "params-checked.json").read_text()).values()
     assert entry["blake2b"] == file_digest(made)  # the digest hashed while writing is the file's

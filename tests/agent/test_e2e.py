@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _standin import StandInChecker, StandInProver  # tests/agent is on sys.path
+from _standin import StandInProver  # tests/agent is on sys.path
 
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings
@@ -90,7 +90,7 @@ async def run_agent(
 ) -> tuple[Any, Counting]:
     async with MarketClient(market.base_url, wallet) as client:
         counting = Counting(client)
-        agent = Agent(counting, store, prover, StandInChecker(), s)  # type: ignore[arg-type]
+        agent = Agent(counting, store, prover, s)  # type: ignore[arg-type]
         with anyio.fail_after(timeout):
             summary = await agent.run(max_proofs=n, handle_signals=False)
     return summary, counting
@@ -222,7 +222,7 @@ async def test_late_submit_410_is_gone_never_resubmitted(make_market: Any, tmp_p
     wallet = Wallet.generate()
     store = SqliteStore(tmp_path / "a.db")
     async with MarketClient(market.base_url, wallet) as client:
-        agent = Agent(client, store, StandInProver(delay_s=0.8), StandInChecker(), settings(high=1))
+        agent = Agent(client, store, StandInProver(delay_s=0.8), settings(high=1))
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: agent.run(handle_signals=False))
             with anyio.fail_after(30):
@@ -247,7 +247,7 @@ async def test_local_deadline_drops_before_proving(make_market: Any, tmp_path: P
         idle_s=0.02, drain_s=1.0,
     )
     async with MarketClient(market.base_url, wallet) as client:
-        agent = Agent(client, store, StandInProver(), StandInChecker(), s)
+        agent = Agent(client, store, StandInProver(), s)
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: agent.run(handle_signals=False))
             with anyio.fail_after(30):
@@ -269,7 +269,7 @@ async def test_corrupt_partition_never_submitted(make_market: Any, tmp_path: Pat
     )
     async with MarketClient(market.base_url, wallet) as client:
         counting = Counting(client)
-        agent = Agent(counting, store, StandInProver(corrupt=0), StandInChecker(), s)  # type: ignore[arg-type]
+        agent = Agent(counting, store, StandInProver(corrupt=0), s)  # type: ignore[arg-type]
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: agent.run(handle_signals=False))
             with anyio.fail_after(30):
@@ -290,7 +290,9 @@ async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: P
     """The real StackedDRG prover and pairing checker (development parameters from the user's cache, made
     once), against a mock market that verifies with the pairing too: two proofs accepted, one paid."""
     from agent.config import cache_dir
-    from agent.proving import CircuitProver, PairingChecker, ensure_dev_params
+    from agent.proving.parameters import ensure_dev_params
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import AdmittedProver
     from market.mock import PairingChecker as MarketPairing
     from porep.prooftypes import proof_type
 
@@ -306,9 +308,8 @@ async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: P
         wallet = Wallet.generate()
         store = SqliteStore(tmp_path / "a.db")
         async with MarketClient(market.base_url, wallet) as client:
-            prover = CircuitProver(params_dir, accepted=(pt.name,))
-            checker = PairingChecker(params_dir)
-            agent = Agent(client, store, prover, checker, settings(high=1), warm_up=prover.warm_up)
+            prover = AdmittedProver(ProofPipeline(params_dir), accepted=(pt.name,))
+            agent = Agent(client, store, prover, settings(high=1), warm_up=prover.warm_up)
             with anyio.fail_after(3600):
                 summary = await agent.run(max_proofs=2, handle_signals=False)
         assert summary.submitted >= 2 and summary.verified >= 2 and summary.paid_attofil >= PRICE
@@ -329,7 +330,9 @@ async def test_real_prover_mixed_porep_and_snap(mixed_pool: ChallengePool, tmp_p
     Development parameters of both circuits from the user's cache (the update setup, a 2^21 domain, is made
     once and takes many minutes on 2 cores)."""
     from agent.config import cache_dir
-    from agent.proving import CircuitProver, PairingChecker, ensure_dev_params
+    from agent.proving.parameters import ensure_dev_params
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import AdmittedProver
     from market.mock import PairingChecker as MarketPairing
     from porep.prooftypes import proof_type
     from porep.snap.params import for_sector_size
@@ -348,9 +351,10 @@ async def test_real_prover_mixed_porep_and_snap(mixed_pool: ChallengePool, tmp_p
         wallet = Wallet.generate()
         store = SqliteStore(tmp_path / "a.db")
         async with MarketClient(market.base_url, wallet) as client:
-            prover = CircuitProver(params_dir, accepted=(pt.name,), accepted_update=(upt.name,))
-            checker = PairingChecker(params_dir)
-            agent = Agent(client, store, prover, checker, settings(high=1), warm_up=prover.warm_up)
+            prover = AdmittedProver(
+                ProofPipeline(params_dir), accepted=(pt.name,), accepted_update=(upt.name,)
+            )
+            agent = Agent(client, store, prover, settings(high=1), warm_up=prover.warm_up)
             with anyio.fail_after(3600):
                 summary = await agent.run(max_proofs=2, handle_signals=False)
         rows = store.list_requests([RequestState.SUBMITTED])

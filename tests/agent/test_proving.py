@@ -1,42 +1,43 @@
-"""agent.proving: the one proving pipeline (parameters checked once per file, the R1CS cached per shape,
-synthesis one partition ahead within the host budget, every partition pairing-checked, stage times), the
-agent's adapter through agent.admission, and the pairing checker.
+"""agent.proving: the one proof pipeline (parameters checked once per file, the R1CS cached per shape,
+synthesis ahead of the prover within the host budget, every partition pairing-checked once as it is proven,
+stage times), the admitted prover, and the host verifier.
 
 Real Groth16 proofs of a toy circuit (gpu.groth16.reference: Python integers + pyblst, milliseconds) stand in
 for the StackedDRG circuit, whose proof needs minutes of CPU (the dry run, ``make run`` and
 ``make test-agent-long`` prove it through this same pipeline). Where a real request is used, the toy
-circuit's public inputs are that request's, computed from the C1; the checker derives its own from the
-request's public values, so a proof is bound to the request."""
+circuit's public inputs are that request's Work's, so a proof is bound to the request."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import pytest
-from _doubles import ReferenceEngine, ToyCircuit, toy_r1cs, toy_sample  # tests/agent is on sys.path
+from _doubles import (  # tests/agent is on sys.path
+    ReferenceEngine,
+    ToyCircuit,
+    toy_circuits,
+    toy_r1cs,
+    toy_sample,
+    toy_work,
+)
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, HostBudget
-from agent.pipeline import PipelineSettings, prove_one
-from agent.proving import (
-    CheckedParams,
-    CircuitProver,
-    PairingChecker,
-    ProofPipeline,
-    assignment_host_bytes,
-    ensure_dev_params,
-    params_paths,
-)
+from agent.proving.engine import assignment_host_bytes
+from agent.proving.parameters import CheckedParams, ensure_dev_params, params_paths
+from agent.proving.pipeline import Circuits, ProofPipeline
+from agent.proving.prover import AdmittedProver
+from agent.proving.verifier import HostVerifier
+from agent.proving.work import Work
+from agent.stages import StageSettings, WorkHandoff, fetch_one, prove_one
 from agent.store import RequestState, SqliteStore
 from gpu.groth16 import reference
-from market.proofdata import ProofData
-from porep.public_inputs import from_c1
 
 
 def _setup(r1cs: Any) -> Any:
@@ -59,28 +60,24 @@ class _Params:
         return self.params
 
 
-def _toy_c1(partitions: int) -> Any:
-    pt = SimpleNamespace(name="Toy", param_stem="toy", partitions=partitions)
-    xs = [[secrets.randbelow(2**250), 11 + k] for k in range(partitions)]
-    return SimpleNamespace(proof_type=pt, vanilla_proofs=[None] * partitions, xs=xs)
-
-
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory: pytest.TempPathFactory) -> _Params:
     return _Params(tmp_path_factory.mktemp("params"), 2)
 
 
-def _pipeline(toy: _Params, tmp_path: Path, **kw: Any) -> ProofPipeline:
-    kw.setdefault("engine", ReferenceEngine())
-    kw.setdefault("circuit", ToyCircuit(2, lambda c1: c1.xs))
+def _pipeline(toy: _Params, tmp_path: Path, circuit: ToyCircuit | None = None, **kw: Any) -> ProofPipeline:
+    kw.setdefault("engines", [ReferenceEngine()])
+    kw.setdefault("circuits", toy_circuits(circuit or ToyCircuit(2, lambda c1: c1.xs)))
     return ProofPipeline(toy.path.parent, cache=tmp_path / "cache", read_params=toy.read, **kw)
 
 
 def test_pipeline_proves_verifies_and_keeps_the_shape(toy: _Params, tmp_path: Path) -> None:
-    pipe = _pipeline(toy, tmp_path)
-    c1 = _toy_c1(3)
+    circuit = ToyCircuit(2, lambda c1: c1.xs)
+    pipe = _pipeline(toy, tmp_path, circuit)
+    engine = pipe.engine
+    work = toy_work(3)
     events: list[Any] = []
-    res = pipe.prove(c1, c1.xs, job_id="job-1", events=events.append)
+    res = pipe.prove(work, job_id="job-1", events=events.append)
     assert res.ok and res.verified == (True, True, True) and len(res.proof) == 3 * 192
     assert set(res.setup) >= {"synthesis", "params", "key"}
     for p in res.partitions:
@@ -89,17 +86,22 @@ def test_pipeline_proves_verifies_and_keeps_the_shape(toy: _Params, tmp_path: Pa
     assert [e.stage for e in events if e.partition == 2 and e.seconds is not None][-1] == "verified"
     assert isinstance(res.rss_peak_bytes, int) and res.device_peak_bytes is None
     j = res.as_json()
-    assert j["verified"] == "3/3" and j["stages_s"]["verify"] >= 0 and len(j["per_partition"]) == 3
+    assert j["verified"] == "3/3" and len(j["per_partition"]) == 3  # type: ignore[arg-type]
     # the second proof of the shape reuses circuit, parameters and key; fresh randomness, still verified
-    res2 = pipe.prove(c1, c1.xs, job_id="job-2")
+    res2 = pipe.prove(work, job_id="job-2")
     assert res2.ok and res2.setup == {} and res2.proof != res.proof
-    assert pipe.circuit.r1cs_calls == 1 and pipe.engine.keys == 1 and len(toy.checks) == 1  # type: ignore[attr-defined]
-    assert pipe.engine.released == 6  # type: ignore[attr-defined]
-    # a partition whose public inputs do not match is diagnosed by index, the others still verify
-    wrong = [c1.xs[0], [c1.xs[1][0] + 1, c1.xs[1][1]], c1.xs[2]]
-    bad = pipe.prove(c1, wrong, job_id="job-3")
+    assert circuit.r1cs_calls == 1 and engine.keys == 1 and len(toy.checks) == 1  # type: ignore[attr-defined]
+    assert engine.released == 6  # type: ignore[attr-defined]
+    # a partition whose proof does not match the Work's public inputs is diagnosed by index
+    wrong = list(work.public_inputs)
+    wrong[1] = (wrong[1][0] + 1, wrong[1][1])
+    bad = pipe.prove(dataclasses.replace(work, public_inputs=tuple(wrong)), job_id="job-3")
     assert bad.verified == (True, False, True) and not bad.ok
     assert "partitions [1] of 3 did not verify" in bad.report().diagnosis()
+    # without the pairing check (the debug switch of verify_before_submit): no verdict, not ok
+    unchecked = pipe.prove(work, job_id="job-4", verify=False)
+    assert unchecked.verified == (None, None, None) and not unchecked.ok
+    assert "not verified" in unchecked.report().diagnosis()
 
 
 def test_synthesis_runs_one_partition_ahead_within_the_host_budget(toy: _Params, tmp_path: Path) -> None:
@@ -112,11 +114,11 @@ def test_synthesis_runs_one_partition_ahead_within_the_host_budget(toy: _Params,
         with lock:
             order.append(f"{ev.stage}{'' if ev.seconds is None else ' done'} {ev.partition}")
 
-    pipe = _pipeline(toy, tmp_path, engine=engine, circuit=circuit)
-    c1 = _toy_c1(4)
-    res = pipe.prove(c1, c1.xs, job_id="ahead", events=note)
+    pipe = _pipeline(toy, tmp_path, circuit, engines=[engine])
+    work = toy_work(4)
+    res = pipe.prove(work, job_id="ahead", events=note)
     assert res.ok
-    per = assignment_host_bytes(pipe.shape(c1.proof_type).r1cs)
+    per = assignment_host_bytes(pipe.shape(work.proof_type).r1cs)
     assert res.host_reserved_peak_bytes == 2 * per  # the partition proving and the one synthesised ahead
     for k in range(4):
         if k >= 1:  # partition k's synthesis overlapped partition k-1's proof
@@ -124,13 +126,50 @@ def test_synthesis_runs_one_partition_ahead_within_the_host_budget(toy: _Params,
         if k >= 2:  # ...but never two ahead
             assert order.index(f"witness {k}") > order.index(f"prove done {k - 2}")
     # a budget of one partition serialises synthesis and proof; nothing is left reserved
-    tight = _pipeline(toy, tmp_path, engine=engine, circuit=circuit, host=HostBudget(per))
-    res = tight.prove(c1, c1.xs, job_id="tight")
+    tight = _pipeline(toy, tmp_path, circuit, engines=[engine], host=HostBudget(per))
+    res = tight.prove(work, job_id="tight")
     assert res.ok and res.host_reserved_peak_bytes == per and tight.host.used == 0
     small = _pipeline(toy, tmp_path, host=HostBudget(per - 1))
     with pytest.raises(BudgetExceeded):
-        small.prove(c1, c1.xs, job_id="small")
+        small.prove(work, job_id="small")
     assert small.host.used == 0
+
+
+def test_partition_workers_prove_partitions_of_one_proof_at_once(toy: _Params, tmp_path: Path) -> None:
+    """``workers`` (config prover.partition_workers): that many partitions of one proof are proven at once on
+    the engine, each one more synthesised ahead, still within the host budget, every one verified; a job
+    reserves one partition's device bytes per worker."""
+    circuit = ToyCircuit(2, lambda c1: c1.xs)
+    engine = ReferenceEngine(delay_s=0.1)
+    inflight, peak = [0], [0]
+    lock = threading.Lock()
+    orig = engine.prove
+
+    def counting(*a: Any, **kw: Any) -> bytes:
+        with lock:
+            inflight[0] += 1
+            peak[0] = max(peak[0], inflight[0])
+        try:
+            return orig(*a, **kw)
+        finally:
+            with lock:
+                inflight[0] -= 1
+
+    engine.prove = counting  # type: ignore[method-assign]
+    work = toy_work(6)
+    one = _pipeline(toy, tmp_path, circuit, engines=[engine])
+    assert one.prove(work, job_id="one").ok and peak[0] == 1
+    peak[0] = 0
+    three = _pipeline(toy, tmp_path, circuit, engines=[engine], workers=3)
+    res = three.prove(work, job_id="three", memory_bytes=3000)
+    assert res.ok and res.verified == (True,) * 6 and peak[0] == 3
+    assert engine.memory[-1] == 1000  # the grant shared by the partitions in flight
+    per = assignment_host_bytes(three.shape(work.proof_type).r1cs)
+    assert res.host_reserved_peak_bytes <= 6 * per and three.host.used == 0
+    assert three.job_device_bytes(work.proof_type) == 3 * one.device_bytes(work.proof_type)
+    # a host budget of one partition still finishes (reservations are taken in partition order)
+    tight = _pipeline(toy, tmp_path, circuit, engines=[engine], workers=3, host=HostBudget(per))
+    assert tight.prove(work, job_id="tight").ok and tight.host.used == 0
 
 
 def test_a_failing_partition_leaves_nothing_reserved(toy: _Params, tmp_path: Path) -> None:
@@ -140,30 +179,30 @@ def test_a_failing_partition_leaves_nothing_reserved(toy: _Params, tmp_path: Pat
                 raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
             return super().prove(key, asg, memory_bytes=memory_bytes, timings=timings)
 
-    engine = Failing()
-    pipe = _pipeline(toy, tmp_path, engine=engine)
-    c1 = _toy_c1(3)
-    with pytest.raises(RuntimeError, match="LAUNCH_FAILED"):
-        pipe.prove(c1, c1.xs, job_id="fails")
-    # partitions 0 and 1, and 2 if its synthesis had started: every assignment given back, no bytes held
-    assert pipe.host.used == 0 and engine.released == engine.assigned >= 2
+    for workers in (1, 2):
+        engine = Failing()
+        pipe = _pipeline(toy, tmp_path, engines=[engine], workers=workers)
+        with pytest.raises(RuntimeError, match="LAUNCH_FAILED"):
+            pipe.prove(toy_work(4), job_id="fails")
+        # every assignment that was made was given back, no host bytes held
+        assert pipe.host.used == 0 and engine.released == engine.assigned >= 2
 
 
 def test_the_subgroup_check_runs_once_per_file(toy: _Params, tmp_path: Path) -> None:
-    c1 = _toy_c1(1)
-    _pipeline(toy, tmp_path).shape(c1.proof_type)
+    pt = toy_work(1).proof_type
+    _pipeline(toy, tmp_path).shape(pt)
     assert toy.checks[-1] is True  # first use: the full per-point check
-    _pipeline(toy, tmp_path).shape(c1.proof_type)  # a later start (new pipeline, same cache)
+    _pipeline(toy, tmp_path).shape(pt)  # a later start (new pipeline, same cache)
     assert toy.checks[-1] is False
     st = toy.path.stat()
     os.utime(toy.path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched, same bytes: still trusted
-    _pipeline(toy, tmp_path).shape(c1.proof_type)
+    _pipeline(toy, tmp_path).shape(pt)
     assert toy.checks[-1] is False
     data = bytearray(toy.path.read_bytes())
     data[-1] ^= 1  # changed bytes, same size: checked again
     toy.path.write_bytes(bytes(data))
     try:
-        _pipeline(toy, tmp_path).shape(c1.proof_type)
+        _pipeline(toy, tmp_path).shape(pt)
         assert toy.checks[-1] is True
         assert CheckedParams(tmp_path / "cache").trusted(toy.path)  # ...and recorded once it passed
     finally:
@@ -187,29 +226,91 @@ def test_dev_params_made_here_are_recorded_not_checked(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def real_work(work_bytes: bytes, tmp_path_factory: pytest.TempPathFactory) -> tuple[ProofData, _Params]:
-    work = ProofData.parse(work_bytes)
-    assert work.porep is not None
-    n = len(from_c1(work.porep)[0])
-    return work, _Params(tmp_path_factory.mktemp("p"), n, stem=work.porep.proof_type.param_stem)
+def real_work(work_bytes: bytes, tmp_path_factory: pytest.TempPathFactory) -> tuple[Work, _Params]:
+    work = Work.from_bytes(work_bytes)
+    n = len(work.public_inputs[0])
+    return work, _Params(tmp_path_factory.mktemp("p"), n, stem=work.proof_type.param_stem)
+
+
+def _real_pipeline(par: _Params, cache: Path, engine: ReferenceEngine | None = None) -> ProofPipeline:
+    """The pipeline with the toy circuit over a real request's public inputs (the Work's, read back from
+    the C1 the circuit is given: its header binds them, as the real circuit's witness does)."""
+    from porep.public_inputs import from_c1
+
+    circuit = ToyCircuit(par.params.vk.num_inputs - 1, from_c1)
+    return ProofPipeline(
+        par.path.parent, engines=[engine or ReferenceEngine()], circuits=toy_circuits(circuit), cache=cache,
+        read_params=par.read,
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_one_parse_and_one_pairing_check_per_proof(
+    real_work: tuple[Work, _Params], work_bytes: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request through the agent's stages (fetch → prove) is parsed once, strictly checked once, given its
+    public inputs once and pairing-checked once per partition: the fetch stage hands its Work to the prove
+    stage, and the pipeline's verdict is the one the stage stores by. A proof taken up from the store (a
+    restart) parses the stored bytes once instead."""
+    import gpu.groth16.verifier as groth16_verifier
+    import porep.public_inputs
+    import porep.vanilla_verify
+    from market.cid import RequestCid
+    from market.proofdata import ProofData
+
+    work, par = real_work
+    counts = {"parse": 0, "check": 0, "inputs": 0, "pairing": 0}
+
+    def counted(name: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            counts[name] += 1
+            return fn(*a, **kw)
+
+        return wrapper
+
+    monkeypatch.setattr(ProofData, "parse", staticmethod(counted("parse", ProofData.parse)))
+    monkeypatch.setattr(porep.vanilla_verify, "check_c1", counted("check", porep.vanilla_verify.check_c1))
+    inputs = counted("inputs", porep.public_inputs.record_inputs)
+    monkeypatch.setattr(porep.public_inputs, "record_inputs", inputs)
+    monkeypatch.setattr(groth16_verifier, "verify", counted("pairing", groth16_verifier.verify))
+
+    class Market:
+        async def fetch_request_bytes(self, cid: str) -> bytes:
+            return work_bytes
+
+    prover = AdmittedProver(_real_pipeline(par, tmp_path))
+    store = SqliteStore(tmp_path / "s.db")
+    handoff = WorkHandoff()
+    settings = StageSettings(owner="me")
+    for restart in (False, True):
+        counts.update(dict.fromkeys(counts, 0))
+        cid = str(RequestCid.of(work_bytes)) + ("-again" if restart else "")
+        assert store.add_request(1, cid, 1) is not None
+        assert await fetch_one(Market(), store, owner="me", handoff=handoff)
+        if restart:  # a new process: nothing handed over, the stored bytes are parsed (once)
+            handoff = WorkHandoff()
+            counts.update(dict.fromkeys(counts, 0))
+        row = await prove_one(store, prover, settings, handoff=handoff)
+        assert row is not None and row.state is RequestState.COMPUTED
+        assert counts == {"parse": 1, "check": 1, "inputs": 1, "pairing": work.partitions}, (restart, counts)
+    store.close()
 
 
 @pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_the_agent_proves_through_admission_and_the_pipeline(
-    real_work: tuple[ProofData, _Params], tmp_path: Path
+    real_work: tuple[Work, _Params], tmp_path: Path
 ) -> None:
+    from porep.ids import prover_id
+    from porep.public_inputs import record_inputs
+
     work, par = real_work
-    assert work.porep is not None
     engine = ReferenceEngine(device_bytes=1000, delay_s=0.1)
-    circuit = ToyCircuit(len(from_c1(work.porep)[0]), lambda c1: from_c1(c1))
-    pipe = ProofPipeline(
-        par.path.parent, engine=engine, circuit=circuit, cache=tmp_path, read_params=par.read
-    )
+    pipe = _real_pipeline(par, tmp_path, engine)
     admission = Admission([CPU_SLOT], jobs_per_device=2, budget_bytes={CPU_SLOT.index: 1500})
-    prover = CircuitProver(par.path.parent, pipeline=pipe, admission=admission)
-    checker = PairingChecker(par.path.parent, keys={work.porep.proof_type.param_stem: par.params.vk})
+    prover = AdmittedProver(pipe, admission=admission)
     inflight, peak = [0], [0]
     orig = engine.prove
 
@@ -224,39 +325,44 @@ async def test_the_agent_proves_through_admission_and_the_pipeline(
     engine.prove = counting  # type: ignore[method-assign]
     async with anyio.create_task_group() as tg:  # two jobs: slots for both, device memory for one
         for i in range(2):
-            tg.start_soon(prover.prove_async, work, f"job-{i}")
+            tg.start_soon(prover.prove, work, f"job-{i}")
     assert peak[0] == 1 and engine.memory == [1000, 1000] and admission.budgets[CPU_SLOT.index].used == 0
-    # the pipeline stage awaits the adapter; the independent checker accepts the proof for this request
+    # the stage awaits the prover and stores by its verdict; the host verifier accepts the proof again
     store = SqliteStore(tmp_path / "s.db")
     row = store.add_request(1, "bafyreal", 1)
     assert row is not None
     store.store_data(row.row_id, work.raw, "porep")
-    done = await prove_one(store, prover, checker, PipelineSettings(owner="me"))
+    done = await prove_one(store, prover, StageSettings(owner="me"))
     assert done is not None and done.state is RequestState.COMPUTED and done.proof is not None
     assert prover.last is not None and prover.last.ok and prover.last.job_id == done.job_id
-    assert checker.verify(work, done.proof).ok
-    other = ProofData.parse(work.raw.replace(b'"Miner":1000', b'"Miner":1001'))
-    assert not checker.verify(other, done.proof).ok  # bound to the request's sector
+    verifier = HostVerifier(par.path.parent, keys={work.proof_type.param_stem: par.params.vk})
+    assert verifier.verify(work, done.proof).ok
+    arr = work.c1.arrays  # type: ignore[union-attr]
+    other = record_inputs(
+        work.proof_type, prover_id=prover_id(1001), sector_id=1, ticket=arr.domain("ticket"),  # type: ignore[arg-type]
+        seed=arr.domain("seed"), comm_d=arr.domain("comm_d"), comm_r=arr.domain("comm_r"),
+    )
+    moved = dataclasses.replace(work, public_inputs=tuple(tuple(v) for v in other))
+    assert not verifier.verify(moved, done.proof).ok  # bound to the request's sector
     store.close()
 
 
 def test_missing_parameters_named_before_synthesis(work_bytes: bytes, tmp_path: Path) -> None:
-    work = ProofData.parse(work_bytes)
-    assert work.porep is not None
+    work = Work.from_bytes(work_bytes)
     circuit = ToyCircuit(2, lambda c1: [])
-    pipe = ProofPipeline(tmp_path, engine=ReferenceEngine(), circuit=circuit)
-    prover = CircuitProver(tmp_path, pipeline=pipe)
-    name = params_paths(tmp_path, work.porep.proof_type)[0].name
+    pipe = ProofPipeline(tmp_path, engines=[ReferenceEngine()], circuits=toy_circuits(circuit))
+    prover = AdmittedProver(pipe)
+    name = params_paths(tmp_path, work.proof_type)[0].name
     with pytest.raises(FileNotFoundError, match=name):
-        anyio.run(prover.prove_async, work, "ps-porep-1000-1-1-1")
-    prover.accepted = (work.porep.proof_type.name,)
+        anyio.run(prover.prove, work, "ps-porep-1000-1-1-1")
+    prover.accepted = (work.proof_type.name,)
     with pytest.raises(FileNotFoundError, match=name):
         prover.warm_up()
     assert circuit.r1cs_calls == 0  # named before any synthesis
     with pytest.raises(FileNotFoundError, match="verifying key"):
-        PairingChecker(tmp_path).verify(work, b"\0" * 192)
+        HostVerifier(tmp_path).verify(work, b"\0" * 192)
     # the configured device budget (prover.memory_budget_gib) is what admission grants from
-    budgeted = CircuitProver(tmp_path, pipeline=pipe, device_budget_bytes=123)
+    budgeted = AdmittedProver(pipe, device_budget_bytes=123)
     assert budgeted.admission.budgets[CPU_SLOT.index].total == 123
 
 
@@ -276,7 +382,7 @@ def test_self_test_proves_on_the_engine_and_fails_loudly(toy: _Params, tmp_path:
             p[100] ^= 1
             return bytes(p)
 
-    bad = _pipeline(toy, tmp_path, engine=Corrupting(), setup=lambda r1cs: toy.params, sample=sample)
+    bad = _pipeline(toy, tmp_path, engines=[Corrupting()], setup=lambda r1cs: toy.params, sample=sample)
     t0 = time.perf_counter()
     with pytest.raises(RuntimeError, match="self-test: the .*-constraint proof on reference did not verify"):
         bad.self_test()
@@ -285,85 +391,69 @@ def test_self_test_proves_on_the_engine_and_fails_loudly(toy: _Params, tmp_path:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_snap_work_is_routed_to_the_update_pipeline(
+async def test_snap_work_goes_to_the_update_circuit(
     work_bytes: bytes, snap_bytes: bytes, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    """A Snap request goes to the update pipeline (UpdateWork: its proof type and one vanilla proof per
-    partition), its public inputs from the request's commitments; a PoRep one to the PoRep pipeline. Toy
+    """A Snap request's Work (kind snap: UpdateWork, one vanilla proof per partition) goes to the update
+    circuit, its public inputs from the request's commitments; a PoRep one to the StackedDRG circuit. Toy
     circuits over each request's own public inputs stand in for the two circuits (a real 2KiB update proof
-    takes minutes); the checker picks the verifying key by the update proof's parameter stem."""
-    import dataclasses
-
+    takes minutes); the verifier picks the verifying key by the update proof's parameter stem."""
+    from porep.public_inputs import from_c1
     from porep.snap.params import update_proof_type
     from porep.snap.partition import UpdateCircuit, UpdateWork, update_public_inputs
 
-    porep_work, snap_work = ProofData.parse(work_bytes), ProofData.parse(snap_bytes)
-    assert porep_work.porep is not None and snap_work.snap is not None
-    upt = update_proof_type(snap_work.snap.proof_type)
-    n_porep = len(from_c1(porep_work.porep)[0])
-    n_snap = len(update_public_inputs(snap_work.snap)[0])
+    porep_work, snap_work = Work.from_bytes(work_bytes), Work.from_bytes(snap_bytes)
+    assert snap_work.update is not None and isinstance(snap_work.update, UpdateWork)
+    upt = snap_work.proof_type
+    assert upt == update_proof_type(snap_work.update.snap.proof_type) and snap_work.partitions == 1
+    n_porep, n_snap = len(porep_work.public_inputs[0]), len(snap_work.public_inputs[0])
     directory = tmp_path_factory.mktemp("both")
-    seal_par = _Params(directory, n_porep, stem=porep_work.porep.proof_type.param_stem)
+    seal_par = _Params(directory, n_porep, stem=porep_work.proof_type.param_stem)
     update_par = _Params(directory, n_snap, stem=upt.param_stem)
     assert seal_par.path != update_par.path
-    engine = ReferenceEngine()
-    seal_circuit = ToyCircuit(n_porep, lambda c1: from_c1(c1))
+    readers = {seal_par.path: seal_par, update_par.path: update_par}
+    seal_circuit = ToyCircuit(n_porep, from_c1)
     update_circuit = ToyCircuit(n_snap, lambda item: update_public_inputs(item.snap))
     pipe = ProofPipeline(
-        directory, engine=engine, circuit=seal_circuit, cache=tmp_path, read_params=seal_par.read
+        directory, engines=[ReferenceEngine()], circuits=Circuits(seal_circuit, update_circuit),  # type: ignore[arg-type]
+        cache=tmp_path, read_params=lambda p, check: readers[p].read(p, check),
     )
-    upipe = ProofPipeline(
-        directory, engine=engine, circuit=update_circuit, cache=tmp_path, read_params=update_par.read
-    )
-    prover = CircuitProver(
-        directory, pipeline=pipe, update_pipeline=upipe, accepted_update=(upt.name,), accepted=()
-    )
-    chosen, item = prover.route(snap_work)
-    assert chosen is upipe and isinstance(item, UpdateWork) and item.proof_type is upt
-    assert len(item.vanilla_proofs) == upt.partitions == 1
-    chosen, item = prover.route(porep_work)
-    assert chosen is pipe and item is porep_work.porep
-
-    snap_proof = await prover.prove_async(snap_work, "ps-snap-1")
-    assert prover.last is not None and prover.last.ok and prover.last.proof_type == upt.name
+    prover = AdmittedProver(pipe, accepted_update=(upt.name,), accepted=())
+    snap_proven = await prover.prove(snap_work, "ps-snap-1")
+    assert snap_proven.report.ok and prover.last is not None and prover.last.proof_type == upt.name
     assert update_circuit.log == ["synth 0"] and seal_circuit.log == []
-    porep_proof = await prover.prove_async(porep_work, "ps-porep-1")
-    assert prover.last.proof_type == porep_work.porep.proof_type.name and seal_circuit.log == ["synth 0"]
+    porep_proven = await prover.prove(porep_work, "ps-porep-1")
+    assert prover.last.proof_type == porep_work.proof_type.name and seal_circuit.log == ["synth 0"]
     assert update_circuit.log == ["synth 0"]
 
-    keys = {porep_work.porep.proof_type.param_stem: seal_par.params.vk, upt.param_stem: update_par.params.vk}
-    checker = PairingChecker(directory, keys=keys)
-    assert checker.verify(snap_work, snap_proof).ok and checker.verify(porep_work, porep_proof).ok
+    keys = {porep_work.proof_type.param_stem: seal_par.params.vk, upt.param_stem: update_par.params.vk}
+    verifier = HostVerifier(directory, keys=keys)
+    assert verifier.verify(snap_work, snap_proven.proof).ok
+    assert verifier.verify(porep_work, porep_proven.proof).ok
     # bound to the request: another Snap request's commitments do not verify this proof
-    new_d = bytes([snap_work.snap.new_d[0] ^ 1]) + snap_work.snap.new_d[1:]
-    other = ProofData.parse(
-        ProofData.encode(snap_work.sector_id, snap=dataclasses.replace(snap_work.snap, new_d=new_d))
-    )
-    assert not checker.verify(other, snap_proof).ok
-    assert not checker.verify(snap_work, snap_proof[:100]).ok  # wrong length: named, not raised
+    assert snap_work.update is not None
+    snap = snap_work.update.snap
+    other = dataclasses.replace(snap, new_d=bytes([snap.new_d[0] ^ 1]) + snap.new_d[1:])
+    moved = dataclasses.replace(snap_work, public_inputs=tuple(tuple(v) for v in update_public_inputs(other)))
+    assert not verifier.verify(moved, snap_proven.proof).ok
+    short = verifier.verify(snap_work, snap_proven.proof[:100])  # wrong length: named, not raised
+    assert not short.ok and "100 bytes" in short.diagnosis()
 
-    # the readiness gate loads the accepted update type's shape in the update pipeline
-    gated = CircuitProver(
-        directory,
-        pipeline=ProofPipeline(
-            directory, engine=ReferenceEngine(), circuit=ToyCircuit(n_porep, from_c1), cache=tmp_path,
-            read_params=seal_par.read, sample=toy_sample,
-        ),
-        update_pipeline=ProofPipeline(
-            directory, engine=ReferenceEngine(), circuit=ToyCircuit(n_snap, update_public_inputs),
-            cache=tmp_path, read_params=update_par.read,
+    # the readiness gate loads the accepted update type's shape (and not the seal type's)
+    gated = AdmittedProver(
+        ProofPipeline(
+            directory, engines=[ReferenceEngine()], cache=tmp_path, sample=toy_sample,
+            circuits=Circuits(ToyCircuit(n_porep, from_c1), ToyCircuit(n_snap, update_public_inputs)),  # type: ignore[arg-type]
+            read_params=lambda p, check: readers[p].read(p, check),
         ),
         accepted=(),
         accepted_update=(upt.name,),
     )
     gated.warm_up()
-    assert gated.update_pipeline.loaded(upt) and not gated.pipeline.loaded(porep_work.porep.proof_type)
-
-    # by default: the real update circuit, on the PoRep pipeline's engine and host budget
-    default = CircuitProver(directory, pipeline=pipe)
-    assert isinstance(default.update_pipeline.circuit, UpdateCircuit)
-    assert default.update_pipeline.engine is engine and default.update_pipeline.host is pipe.host
-    assert default.update_pipeline is not pipe and default.accepted_update == ()
+    assert gated.pipeline.loaded(upt) and not gated.pipeline.loaded(porep_work.proof_type)
+    # by default: the real circuits
+    default = ProofPipeline(directory, engines=[ReferenceEngine()], cache=tmp_path)  # type: ignore[list-item]
+    assert isinstance(default.circuits.update, UpdateCircuit)
 
 
 def test_blank_r1cs_of_an_update_type_is_the_update_circuit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -371,13 +461,16 @@ def test_blank_r1cs_of_an_update_type_is_the_update_circuit(monkeypatch: pytest.
     type the StackedDRG one, though "StackedDrg2KiBV1" names both (the real synthesis is tested in porep)."""
     import porep.circuit.partition as seal_partition
     import porep.snap.partition as snap_partition
-    from agent.proving import blank_r1cs
+    from agent.proving.parameters import blank_r1cs
     from porep.prooftypes import proof_type
     from porep.snap.params import update_proof_type
 
     asked: list[tuple[str, str]] = []
-    monkeypatch.setattr(snap_partition, "update_r1cs", lambda pt: asked.append(("update", pt.name)) or "U")
-    monkeypatch.setattr(seal_partition, "partition_r1cs", lambda pt: asked.append(("seal", pt.name)) or "S")
+    def asking(kind: str, answer: str) -> Any:
+        return lambda pt, cache=None: asked.append((kind, pt.name)) or answer
+
+    monkeypatch.setattr(snap_partition, "update_r1cs", asking("update", "U"))
+    monkeypatch.setattr(seal_partition, "partition_r1cs", asking("seal", "S"))
     assert blank_r1cs(update_proof_type("StackedDrg2KiBV1")) == "U"
     assert blank_r1cs(proof_type("StackedDrg2KiBV1")) == "S"
     assert asked == [("update", "StackedDrg2KiBV1"), ("seal", "StackedDrg2KiBV1")]

@@ -14,18 +14,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _doubles import ToyCircuit, toy_r1cs  # tests/agent is on sys.path
+from _doubles import ToyCircuit, toy_circuits, toy_r1cs  # tests/agent is on sys.path
 
 from agent.admission import Admission, BudgetExceeded
-from agent.proving import (
-    CheckedParams,
-    CircuitProver,
+from agent.proving.engine import (
     Groth16Engine,
-    ProofPipeline,
     assignment_host_bytes,
     params_to_device_default,
     resident_r1cs_bytes,
 )
+from agent.proving.parameters import CheckedParams
+from agent.proving.pipeline import ProofPipeline
+from agent.proving.prover import AdmittedProver
 from gpu.groth16 import reference
 from gpu.groth16.params import Parameters
 from gpu.groth16.prover import ProvingKey, permuted_h_bases
@@ -60,8 +60,8 @@ def files(tmp_path: Path) -> _Files:
 
 def _pipe(files: _Files, cache: Path, engine: Any) -> ProofPipeline:
     return ProofPipeline(
-        files.path.parent, engine=engine, circuit=ToyCircuit(2, lambda c1: c1.xs), cache=cache,
-        read_params=files.read,
+        files.path.parent, engines=[engine], circuits=toy_circuits(ToyCircuit(2, lambda c1: c1.xs)),
+        cache=cache, read_params=files.read,
     )
 
 
@@ -87,7 +87,7 @@ def test_device_load_is_gated_by_the_point_check_record(
     monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "1")
     cache = tmp_path / "cache"
     setup: dict[str, float] = {}
-    shape = _pipe(files, cache, Groth16Engine("cuda")).shape(PT, setup)
+    shape = _pipe(files, cache, Groth16Engine("cuda")).shape(PT, setup=setup)
     assert files.checks == [True] and CheckedParams(cache).trusted(files.path)
     assert {"params", "params_point_check", "params_device_load", "key"} <= setup.keys()
     key = shape.key
@@ -97,7 +97,7 @@ def test_device_load_is_gated_by_the_point_check_record(
     for name, arr in want.items():
         assert np.array_equal(key.ctx[name]._bases.copy_to_host(), arr), name
     setup2: dict[str, float] = {}
-    _pipe(files, cache, Groth16Engine("cuda")).shape(PT, setup2)  # a later start
+    _pipe(files, cache, Groth16Engine("cuda")).shape(PT, setup=setup2)  # a later start
     assert files.checks == [True] and "params_point_check" not in setup2 and "params_device_load" in setup2
     monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "0")  # default: the host reader, trusted, no check
     assert _pipe(files, cache, Groth16Engine("cuda")).shape(PT).key.params is not None
@@ -148,9 +148,9 @@ def test_admission_byte_counts(files: _Files, tmp_path: Path, monkeypatch: pytes
     assert cuda_pipe.resident_bytes(PT) == bases
     engine = cuda_pipe.engine
     adm = Admission([engine.device], budget_bytes={engine.device.index: 10**6})  # type: ignore[attr-defined]
-    prover = CircuitProver(files.path.parent, pipeline=cuda_pipe, admission=adm)
-    assert prover.charge_resident(cuda_pipe, PT) == bases and adm.budgets[0].total == 10**6 - bases
-    assert prover.charge_resident(cuda_pipe, PT) == 0 and adm.budgets[0].total == 10**6 - bases  # once
+    prover = AdmittedProver(cuda_pipe, admission=adm)
+    assert prover.charge_resident(PT, 0) == bases and adm.budgets[0].total == 10**6 - bases
+    assert prover.charge_resident(PT, 0) == 0 and adm.budgets[0].total == 10**6 - bases  # once
     small = Admission([engine.device], budget_bytes={0: bases})  # type: ignore[attr-defined]
     with pytest.raises(BudgetExceeded, match="resident"):
-        CircuitProver(files.path.parent, pipeline=cuda_pipe, admission=small).charge_resident(cuda_pipe, PT)
+        AdmittedProver(cuda_pipe, admission=small).charge_resident(PT, 0)

@@ -9,12 +9,12 @@ import socket
 
 import anyio
 import pytest
-from _doubles import FakeProver, MarkChecker  # tests/agent is on sys.path
+from _doubles import FakeProver  # tests/agent is on sys.path
 
-from agent.pipeline import PipelineSettings
 from agent.requester import RequestLoopSettings
 from agent.sdnotify import Notifier
 from agent.service import Agent, AgentSettings
+from agent.stages import StageSettings
 from agent.store import RequestState, SqliteStore
 from market.cid import RequestCid
 from market.models import ProofReward, WorkAsk, WorkRequest, WorkResponse
@@ -73,7 +73,7 @@ def _settings(**kw) -> AgentSettings:
         requests=RequestLoopSettings(
             price_attofil=1, low_water=2, high_water=3, poll_interval_s=0.05, backoff_max_s=0.2
         ),
-        pipeline=PipelineSettings(max_attempts=2),
+        stages=StageSettings(max_attempts=2),
         idle_s=0.02,
         error_backoff_s=0.05,
         drain_s=5.0,
@@ -89,7 +89,6 @@ async def test_max_proofs_then_exit_with_a_ledger_that_matches_the_vouchers(tmp_
         market,
         store,
         FakeProver(),
-        MarkChecker(),
         _settings(),
         check=_check,
         warm_up=lambda: warmed.append(True),
@@ -108,16 +107,16 @@ async def test_max_proofs_then_exit_with_a_ledger_that_matches_the_vouchers(tmp_
 
 
 def _check(raw: bytes):
-    from agent.pipeline import check_work
+    from agent.stages import request_work
 
-    return check_work(raw)
+    return request_work(raw)
 
 
 async def test_sigterm_drains_and_leaves_resumable_state(tmp_path, work_bytes):
     store = SqliteStore(tmp_path / "s.db")
     market = MemoryMarket(work_bytes)
     agent = Agent(
-        market, store, FakeProver(), MarkChecker(), _settings(withdraw_on_shutdown=True), check=_check
+        market, store, FakeProver(), _settings(withdraw_on_shutdown=True), check=_check
     )
 
     async def kill_soon() -> None:
@@ -139,7 +138,7 @@ async def test_sigterm_drains_and_leaves_resumable_state(tmp_path, work_bytes):
 async def test_unhealthy_prover_closes_the_gate(tmp_path, work_bytes):
     store = SqliteStore(tmp_path / "s.db")
     market = MemoryMarket(work_bytes)
-    agent = Agent(market, store, FakeProver(corrupt=0), MarkChecker(), _settings(), check=_check)
+    agent = Agent(market, store, FakeProver(corrupt=0), _settings(), check=_check)
 
     seen: dict = {}
 
@@ -187,7 +186,7 @@ async def test_no_ask_before_the_gate_opens(tmp_path, work_bytes):
     release = threading.Event()
     gate_file = tmp_path / "gate.json"
     agent = Agent(
-        market, store, FakeProver(), MarkChecker(), _settings(), check=_check,
+        market, store, FakeProver(), _settings(), check=_check,
         warm_up=lambda: release.wait(30), gate_file=gate_file,
     )
 
@@ -210,7 +209,8 @@ async def test_no_ask_before_the_gate_opens(tmp_path, work_bytes):
 async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, work_bytes):
     """The real warm-up of the agent's prover, without parameters: the gate stays closed, the reason is in
     the gate, the metrics and the gate file; nothing is asked for and nothing is proven."""
-    from agent.proving import CircuitProver, ProofPipeline
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import AdmittedProver
     from agent.runtime import read_gate
 
     store = SqliteStore(tmp_path / "s.db")
@@ -218,12 +218,11 @@ async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, 
     assert store_row is not None
     store.store_data(store_row.row_id, work_bytes, "porep")  # work fetched by an earlier run
     market = MemoryMarket(work_bytes)
-    prover = CircuitProver(
-        tmp_path, pipeline=ProofPipeline(tmp_path / "none", cache=tmp_path), accepted=("StackedDrg2KiBV1_1",)
-    )
+    pipe = ProofPipeline(tmp_path / "none", cache=tmp_path)
+    prover = AdmittedProver(pipe, accepted=("StackedDrg2KiBV1_1",))
     gate_file = tmp_path / "gate.json"
     agent = Agent(
-        market, store, prover, MarkChecker(), _settings(), check=_check, warm_up=prover.warm_up,
+        market, store, prover, _settings(), check=_check, warm_up=prover.warm_up,
         gate_file=gate_file,
     )
     seen: dict = {}
@@ -257,7 +256,7 @@ async def test_a_stop_during_the_warm_up_does_not_wait_for_it(tmp_path, work_byt
     store = SqliteStore(tmp_path / "s.db")
     hold = threading.Event()
     agent = Agent(
-        MemoryMarket(work_bytes), store, FakeProver(), MarkChecker(), _settings(), check=_check,
+        MemoryMarket(work_bytes), store, FakeProver(), _settings(), check=_check,
         warm_up=lambda: hold.wait(60),
     )
 
@@ -280,18 +279,19 @@ async def test_a_stop_during_the_warm_up_does_not_wait_for_it(tmp_path, work_byt
 async def test_a_self_test_that_does_not_verify_keeps_the_gate_closed(tmp_path, work_bytes):
     """The agent prover's warm-up on an engine that corrupts its proofs (the reference Groth16 with a bit
     flipped): the self-test proof fails the pairing check, the gate stays closed and says so."""
-    from _doubles import ReferenceEngine, ToyCircuit, toy_sample
+    from _doubles import ReferenceEngine, ToyCircuit, toy_circuits, toy_sample
 
-    from agent.proving import CircuitProver, ProofPipeline
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import AdmittedProver
 
     store = SqliteStore(tmp_path / "s.db")
     market = MemoryMarket(work_bytes)
     pipe = ProofPipeline(
-        tmp_path, engine=ReferenceEngine(corrupt=True), circuit=ToyCircuit(2, lambda c1: []), cache=tmp_path,
-        sample=toy_sample,
+        tmp_path, engines=[ReferenceEngine(corrupt=True)], cache=tmp_path, sample=toy_sample,
+        circuits=toy_circuits(ToyCircuit(2, lambda c1: [])),
     )
-    prover = CircuitProver(tmp_path, pipeline=pipe, accepted=())
-    agent = Agent(market, store, prover, MarkChecker(), _settings(), check=_check, warm_up=prover.warm_up)
+    prover = AdmittedProver(pipe, accepted=())
+    agent = Agent(market, store, prover, _settings(), check=_check, warm_up=prover.warm_up)
     # every gate the warm-up publishes, in order (polling the gate raced the 0.05 s retry backoff: a poll
     # could land in the next try's "warming")
     gates: list = []
@@ -339,7 +339,7 @@ async def test_a_clean_exit_leaves_the_fleet_after_its_last_heartbeat(tmp_path, 
     """The fleet heartbeat is stopped (its in-flight beat finished) before the member leaves: a beat that
     committed after leave() marked the stopped member alive again (seen in the fleet test, 1 run in 10)."""
     store = _SlowBeatStore(tmp_path / "s.db", heartbeat_s=0.02, stale_after_s=5.0)
-    agent = Agent(MemoryMarket(work_bytes), store, FakeProver(), MarkChecker(), _settings(), check=_check)
+    agent = Agent(MemoryMarket(work_bytes), store, FakeProver(), _settings(), check=_check)
     with anyio.fail_after(60):
         await agent.run(max_proofs=1, handle_signals=False)
     (host,) = store.hosts()

@@ -37,20 +37,21 @@ from agent.cli.common import enable_kernel_cache  # noqa: E402
 
 enable_kernel_cache()  # as the CLI does, before numba loads: a restart must not recompile the C1 checks
 
-from _standin import StandInChecker  # noqa: E402
+from _standin import stand_in_report  # noqa: E402
 
 from agent.config import ConfigError, load_settings  # noqa: E402
 from agent.logsetup import setup_logging  # noqa: E402
 from agent.metrics import AgentMetrics  # noqa: E402
-from agent.pipeline import VerifyReport, check_work  # noqa: E402
+from agent.proving.prover import Proven  # noqa: E402
+from agent.proving.work import Work  # noqa: E402
 from agent.runtime import agent_settings, load_wallet, open_configured_store  # noqa: E402
 from agent.service import Agent  # noqa: E402
+from agent.stages import request_work  # noqa: E402
 from agent.store import RequestState, SqliteStore  # noqa: E402
 from gpu.placement import GpuError  # noqa: E402
 from market.client import AlreadyAccepted, MarketClient, RetryPolicy  # noqa: E402
 from market.mock.checker import stand_in_proof  # noqa: E402
 from market.models import ProofReward  # noqa: E402
-from market.proofdata import ProofData  # noqa: E402
 
 
 class Seams:
@@ -98,7 +99,12 @@ class FaultyStandInProver:
         self.corrupt = {int(k) for k in spec.get("corrupt") or []}
         self.calls = 0
 
-    def prove(self, work: ProofData, job_id: str) -> bytes:
+    async def prove(self, work: Work, job_id: str) -> Proven:
+        proof = await anyio.to_thread.run_sync(self._prove, work)
+        await self.seams.at_async("verify")  # the pipeline's pairing check of each partition
+        return Proven(proof, stand_in_report(work, proof))
+
+    def _prove(self, work: Work) -> bytes:
         self.calls += 1
         n = self.calls
         self.seams.at("synthesis")
@@ -119,19 +125,6 @@ class FaultyStandInProver:
             self.seams.injected("wrong-proof")
             proof[100] ^= 0x01
         return bytes(proof)
-
-
-class StagedChecker:
-    """The stand-in checker (partition by partition against the stand-in token), announcing itself first."""
-
-    def __init__(self, seams: Seams) -> None:
-        self.seams = seams
-        self.inner = StandInChecker()
-
-    def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
-        self.seams.at("verify")
-        report: VerifyReport = self.inner.verify(work, proof)
-        return report
 
 
 class StagedStore(SqliteStore):
@@ -217,11 +210,11 @@ def main(spec_path: str) -> int:
         """The readiness gate's warm-up: one strict check of a genuine C1 (compiles the hashing kernels)
         before the first ask, so the first request does not spend its deadline compiling."""
         if spec.get("warm_up_data"):
-            check_work(Path(spec["warm_up_data"]).read_bytes())
+            request_work(Path(spec["warm_up_data"]).read_bytes())
 
-    def check(raw: bytes) -> ProofData:
+    def check(raw: bytes) -> Work:
         seams.at("check")
-        return check_work(raw)
+        return request_work(raw)
 
     async def run() -> int:
         async with MarketClient(
@@ -231,7 +224,6 @@ def main(spec_path: str) -> int:
                 StagedMarket(client, seams),
                 store,
                 FaultyStandInProver(seams, spec.get("prover", {})),
-                StagedChecker(seams),
                 s,
                 check=check,
                 warm_up=warm_up,

@@ -24,9 +24,12 @@ from typing import Any
 import anyio
 import pytest
 
-from agent.pipeline import PipelineSettings, VerifyReport
+from agent.proving.prover import Proven
+from agent.proving.verifier import VerifyReport
+from agent.proving.work import InputFormat, Work, WorkKind
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings
+from agent.stages import StageSettings
 from agent.store import RequestRow, RequestState, SqliteStore
 from gpu.placement import GpuError
 from market.errors import Rejected, TransportError
@@ -46,22 +49,29 @@ WORK = json.dumps(
 ).encode()
 
 
+def unchecked(raw: bytes) -> Work:
+    """The request's Work without the strict check (its data is no real request): one partition."""
+    from types import SimpleNamespace
+
+    pd = ProofData.parse(raw)
+    pt = SimpleNamespace(name="Unchecked", param_stem="unchecked", partitions=1, size_label="-")
+    return Work(
+        WorkKind.SNAP, pt, None, None, ((0,),), raw, InputFormat.PROOFDATA,  # type: ignore[arg-type]
+        pd.sector_id.miner, pd.sector_id.number,
+    )
+
+
 class FlakyGpuProver:
     """Raises the GPU error of a launch failure ``fail`` times, then returns a 'valid' 192-byte proof."""
 
     def __init__(self, fail: int) -> None:
         self.fail = fail
 
-    def prove(self, work: ProofData, job_id: str) -> bytes:
+    async def prove(self, work: Work, job_id: str) -> Proven:
         if self.fail:
             self.fail -= 1
             raise GpuError("CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure", device=0)
-        return b"\xa5" * 192
-
-
-class MarkChecker:
-    def verify(self, work: ProofData, proof: bytes) -> VerifyReport:
-        return VerifyReport((proof[:1] == b"\xa5",))
+        return Proven(b"\xa5" * 192, VerifyReport((True,)))
 
 
 class OneAtATimeMarket:
@@ -102,13 +112,13 @@ def test_agent_asks_again_after_its_only_request_failed_on_gpu_errors(tmp_path: 
     store = SqliteStore(tmp_path / "agent.db")
     settings = AgentSettings(
         requests=RequestLoopSettings(1, low_water=1, high_water=1, poll_interval_s=0.02, backoff_max_s=0.1),
-        pipeline=PipelineSettings(max_attempts=3),
+        stages=StageSettings(max_attempts=3),
         idle_s=0.01,
         error_backoff_s=0.05,
         error_backoff_max_s=0.2,
         drain_s=2.0,
     )
-    agent = Agent(market, store, FlakyGpuProver(fail=3), MarkChecker(), settings, check=ProofData.parse)
+    agent = Agent(market, store, FlakyGpuProver(fail=3), settings, check=unchecked)
 
     async def main() -> None:
         with anyio.move_on_after(8):
@@ -149,7 +159,7 @@ def test_agent_stops_asking_while_its_proofs_cannot_be_submitted(tmp_path: Path)
         error_backoff_max_s=0.1,
         drain_s=0.5,
     )
-    agent = Agent(market, store, FlakyGpuProver(fail=0), MarkChecker(), settings, check=ProofData.parse)
+    agent = Agent(market, store, FlakyGpuProver(fail=0), settings, check=unchecked)
 
     async def main() -> None:
         with anyio.move_on_after(4):
@@ -199,7 +209,7 @@ def test_requests_whose_store_write_failed_are_taken_up_again(tmp_path: Path) ->
         error_backoff_max_s=0.1,
         drain_s=1.0,
     )
-    agent = Agent(market, store, FlakyGpuProver(fail=0), MarkChecker(), settings, check=ProofData.parse)
+    agent = Agent(market, store, FlakyGpuProver(fail=0), settings, check=unchecked)
 
     async def main() -> None:
         with anyio.move_on_after(6):
@@ -224,9 +234,9 @@ class Outage503Market:
 def test_a_verified_proof_survives_a_submit_outage_longer_than_the_retry_budget(tmp_path: Path) -> None:
     """Found by the submit-outage scenario: after the client's retry budget ran out on 503s, submit_one takes
     the Rejected(503) for a refusal and fails the request, throwing away a verified proof whose deadline is
-    still ahead. Fix (agent/pipeline.py, submit_one): ``except Rejected as e: if e.retryable: raise`` before
+    still ahead. Fix (agent/stages.py, submit_one): ``except Rejected as e: if e.retryable: raise`` before
     the 409 / refusal branches (the row stays computed; the submitter's loop backs off and tries again)."""
-    from agent.pipeline import submit_one
+    from agent.stages import submit_one
 
     store = SqliteStore(tmp_path / "agent.db")
     row = store.add_request(1, "bafkrei" + "0" * 52, 1)
@@ -269,7 +279,7 @@ def test_a_lease_whose_commit_failed_does_not_strand_the_row(tmp_path: Path) -> 
     never got the row and so never calls let_go: the row stays "in flight" in this process for good and
     _dropped() never offers it again (disk-full: 1 request still queued at the end). Fix (agent/store.py):
     add to ``_in_flight`` after the ``with self._tx()`` block has committed, in lease() and claim()."""
-    from agent.pipeline import fetch_one
+    from agent.stages import fetch_one
 
     class Data:
         async def fetch_request_bytes(self, request_cid: str) -> bytes:
@@ -285,12 +295,12 @@ def test_a_lease_whose_commit_failed_does_not_strand_the_row(tmp_path: Path) -> 
 
         store.store_data = full  # type: ignore[method-assign]  # the first fetch cannot keep its data
         with pytest.raises(sqlite3.OperationalError):
-            await fetch_one(Data(), store, check=ProofData.parse, owner="me")
+            await fetch_one(Data(), store, check=unchecked, owner="me")
         del store.store_data  # the row is still ours; the next lease (its first write) fails at COMMIT
         store.fail_next_commit = True
         with pytest.raises(sqlite3.OperationalError):
-            await fetch_one(Data(), store, check=ProofData.parse, owner="me")
-        assert await fetch_one(Data(), store, check=ProofData.parse, owner="me"), "the row is never offered"
+            await fetch_one(Data(), store, check=unchecked, owner="me")
+        assert await fetch_one(Data(), store, check=unchecked, owner="me"), "the row is never offered"
 
     anyio.run(main)
     assert store.get(row.row_id).state is RequestState.FETCHED

@@ -86,11 +86,14 @@ def test_keys_stay_out_of_logs_errors_and_metrics(tmp_path: Path) -> None:
     import io
     import logging
     import secrets
+    from types import SimpleNamespace
 
     from prometheus_client import generate_latest
 
     from agent.logsetup import JsonFormatter, RedactFilter
-    from agent.pipeline import VerifyReport
+    from agent.proving.prover import Proven
+    from agent.proving.verifier import VerifyReport
+    from agent.proving.work import InputFormat, Work, WorkKind
     from agent.requester import RequestLoopSettings
     from agent.service import Agent, AgentSettings
     from agent.store import SqliteStore
@@ -107,12 +110,16 @@ def test_keys_stay_out_of_logs_errors_and_metrics(tmp_path: Path) -> None:
     ).encode()
 
     class Prover:
-        def prove(self, w: ProofData, job_id: str) -> bytes:
-            return b"\xa5" * 192
+        async def prove(self, w: Work, job_id: str) -> Proven:
+            return Proven(b"\xa5" * 192, VerifyReport((True,)))
 
-    class Checker:
-        def verify(self, w: ProofData, proof: bytes) -> VerifyReport:
-            return VerifyReport((True,))
+    def unchecked(raw: bytes) -> Work:  # no real request: one partition, no strict check
+        pd = ProofData.parse(raw)
+        pt = SimpleNamespace(name="Unchecked", param_stem="unchecked", partitions=1, size_label="-")
+        return Work(
+            WorkKind.SNAP, pt, None, None, ((0,),), raw, InputFormat.PROOFDATA,  # type: ignore[arg-type]
+            pd.sector_id.miner, pd.sector_id.number,
+        )
 
     key = secrets.token_bytes(32)
     wallet = Wallet(key)
@@ -143,7 +150,7 @@ def test_keys_stay_out_of_logs_errors_and_metrics(tmp_path: Path) -> None:
             async def main() -> Agent:
                 retry = RetryPolicy(initial_s=0.02, max_s=0.1, budget_s=1.0, attempt_s=2.0)
                 async with MarketClient(market.base_url, wallet, retry=retry) as client:
-                    agent = Agent(client, store, Prover(), Checker(), settings, check=ProofData.parse)
+                    agent = Agent(client, store, Prover(), settings, check=unchecked)
                     with anyio.move_on_after(4):
                         try:
                             await agent.run(handle_signals=False)
@@ -173,7 +180,7 @@ def test_keys_stay_out_of_logs_errors_and_metrics(tmp_path: Path) -> None:
 def test_request_data_over_the_cap_fails_the_request_without_holding_it(tmp_path: Path) -> None:
     """The agent's fetch stage against the real mock over HTTP: an 8 MiB request with a 1 MiB cap is refused
     while streaming (never parsed, never stored) and the request is failed with the reason."""
-    from agent.pipeline import fetch_one
+    from agent.stages import fetch_one
     from agent.store import RequestState, SqliteStore
     from market.client import MarketClient, RetryPolicy
     from market.mock import DigestStandInChecker, MockMarket

@@ -2,8 +2,8 @@
 ``psagent params generate --update --sector-size 2KiB`` (Filecoin's file names), the partition's assignment
 from ``porep.snap.partition``, a Groth16 proof verified with pyblst (gpu.groth16.verifier) against the public
 inputs computed from the request's commitments, never from the circuit; then the same request through the
-agent's proving loop (``agent.proving.ProofPipeline`` with ``UpdateCircuit``). The setup (2^21 domain) and
-the proofs take minutes on 2 cores: long suite only (PSAGENT_SNAP_LONG=1)."""
+agent's proof pipeline (``agent.proving.pipeline.ProofPipeline``, the update circuit behind its seam). The
+setup (2^21 domain) and the proofs take minutes on 2 cores: long suite only (PSAGENT_SNAP_LONG=1)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ from gpu.groth16.verifier import verify
 from market.proofdata import Snap
 from porep.snap.params import update_proof_type
 from porep.snap.partition import (
-    UpdateCircuit,
-    UpdateWork,
     update_assignment,
     update_public_inputs,
     update_r1cs,
@@ -66,16 +64,19 @@ def test_2kib_update_proves_and_verifies_on_cpu(request_2kib: Snap, params_dir: 
 
 
 def test_2kib_update_through_the_proving_loop(request_2kib: Snap, params_dir: Path, tmp_path: Path) -> None:
-    from agent.proving import Groth16Engine, ProofPipeline
+    from agent.proving.engine import Groth16Engine
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.work import Work
+    from market.proofdata import ProofData, SectorID
 
+    work = Work.from_bytes(ProofData.encode(SectorID(1000, 1), snap=request_2kib))
     pipe = ProofPipeline(
         params_dir,
-        engine=Groth16Engine("cpu"),
-        circuit=UpdateCircuit(),
+        engines=[Groth16Engine("cpu")],
         cache=tmp_path,
         read_params=lambda path, check: Parameters.read(path, subgroup_check=False),
     )
-    result = pipe.prove(UpdateWork(request_2kib), update_public_inputs(request_2kib), job_id="snap-2kib")
+    result = pipe.prove(work, job_id="snap-2kib")
     assert result.ok and result.verified == (True,) and len(result.proof) == 192
     vk = VerifyingKey.read(params_dir / f"{update_proof_type(0).param_stem}.vk")
     assert verify(vk, result.proof, update_public_inputs(request_2kib)[0])

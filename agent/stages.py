@@ -1,51 +1,53 @@
-"""The work pipeline: fetch → check → prove → verify → store → submit, one store transaction per step.
+"""The request stages: fetch → check → prove (verified) → store → submit, one store transaction per step.
 
 Three stages, each a function that does one unit of work and returns whether it found any (the service runs
 each in a loop inside one anyio task group; tests call them step by step):
 
-* :func:`fetch_one`   queued → fetched: download (the client checks the bytes against the request CID), parse
-  the ProofData, strictly check the C1 (porep.vanilla_verify) — bad input fails here, before any GPU time.
-* :func:`prove_one`   fetched → proving → computed: prove under a job id unique per attempt, then verify the
-  proof against the verifying key and public inputs (pairing). A proof that does not verify is **never**
-  stored as computed: the row goes back to fetched for another attempt, and after ``max_attempts`` to failed
-  with the per-partition diagnosis. Work past its deadline is dropped (gone) instead of proven.
+* :func:`fetch_one`   queued → fetched: download (the client checks the bytes against the request CID), then
+  ``agent.proving.work.Work.from_bytes`` (parse, strict vanilla check, public inputs) — bad input fails
+  here, before any GPU time. The Work is handed to the prove stage (:class:`WorkHandoff`), so a request is
+  parsed once; a proof taken up after a restart (or by another fleet member) parses the stored bytes.
+* :func:`prove_one`   fetched → proving → computed: prove under a job id unique per attempt; the prover's one
+  verdict (every partition pairing-checked by the proof pipeline as it was proven) decides. A proof that did
+  not verify is **never** stored as computed: the row goes back to fetched for another attempt, and after
+  ``max_attempts`` to failed with the per-partition diagnosis. Work past its deadline is dropped (gone).
 * :func:`submit_one`  computed → submitted: a fresh signature per attempt (the client's), the voucher kept
   unless the proof was a challenge (pow); 410 → gone (kept for the record, never resubmitted); a 409 after our
   own lost answer → submitted (the market has it; vouchers are cumulative, so a later one covers the lost
   one); other refusals → failed. Ending a request erases its data (ToS 6.3).
 
-PoRep C2 and SnapDeals update work are both proven (agent.proving routes each to its circuit). A proof type
-this agent cannot prove would be recorded as failed with a clear reason and an error log line — never
-silently dropped (``UnsupportedWork``).
+PoRep C2 and SnapDeals update work are both proven (the proof pipeline picks the circuit by the Work's kind).
+Work this agent cannot prove is recorded as failed with the reason, never silently dropped.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import anyio
 
+from agent.proving.prover import Proven
+from agent.proving.verifier import VerifyReport
+from agent.proving.work import Work, WorkError
 from agent.store import Payment, RequestRow, RequestState, Store, in_worker
 from market.client import AlreadyAccepted
 from market.errors import MarketError, ProtocolError, Rejected, WorkGone
 from market.models import ProofReward
-from market.proofdata import ProofData
 
 __all__ = [
-    "AdmittedProver",
-    "PipelineSettings",
-    "ProofChecker",
     "Prover",
     "StageCounters",
-    "UnsupportedWork",
-    "VerifyReport",
-    "check_work",
+    "StageSettings",
+    "WorkHandoff",
     "fetch_one",
     "prove_one",
+    "request_work",
     "submit_one",
 ]
 
@@ -53,46 +55,11 @@ log = logging.getLogger(__name__)
 S = RequestState
 
 
-class UnsupportedWork(Exception):
-    """Work of a kind this agent cannot prove (a proof type the market may add later)."""
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    """The local verification of a proof: ``partitions[i]`` is True when partition i's proof verified."""
-
-    partitions: tuple[bool, ...]
-    detail: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.partitions) and all(self.partitions)
-
-    def diagnosis(self) -> str:
-        bad = [i for i, ok in enumerate(self.partitions) if not ok]
-        text = f"partitions {bad} of {len(self.partitions)} did not verify" if bad else "verified"
-        return f"{text}{': ' + self.detail if self.detail else ''}"
-
-
 class Prover(Protocol):
-    """Turns checked work into proof bytes (192 per partition). Blocking: the stage runs it in a thread,
-    bounded by the stage's capacity limiter."""
+    """Turns checked work into proof bytes (192 per partition) and the one verdict on them (the agent's is
+    ``agent.proving.prover.AdmittedProver``: admission, the proof pipeline, a pairing check per partition)."""
 
-    def prove(self, work: ProofData, job_id: str) -> bytes: ...
-
-
-@runtime_checkable
-class AdmittedProver(Protocol):
-    """A prover that does its own admission (agent.proving.CircuitProver: a device slot and memory grant from
-    agent.admission, the work in a worker thread): the stage awaits it directly."""
-
-    async def prove_async(self, work: ProofData, job_id: str) -> bytes: ...
-
-
-class ProofChecker(Protocol):
-    """Verifies proof bytes for the work, independently of the prover (its own public inputs, the vk)."""
-
-    def verify(self, work: ProofData, proof: bytes) -> VerifyReport: ...
+    async def prove(self, work: Work, job_id: str) -> Proven: ...
 
 
 class FetchMarket(Protocol):
@@ -104,9 +71,30 @@ class SubmitMarket(Protocol):
 
 
 @dataclass(frozen=True)
-class PipelineSettings:
+class StageSettings:
     max_attempts: int = 3
     owner: str = "psagent"  # this process's claim token (orphan reset re-queues other owners' claims)
+
+
+class WorkHandoff:
+    """Checked Works from the fetch stage to the prove stage, by row id, so a request is parsed once. Bounded
+    (the oldest is dropped past ``limit``: its proof then parses the stored bytes again); a Work is taken at
+    most once."""
+
+    def __init__(self, limit: int = 16) -> None:
+        self.limit = limit
+        self._works: OrderedDict[int, Work] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, row_id: int, work: Work) -> None:
+        with self._lock:
+            self._works[row_id] = work
+            while len(self._works) > self.limit:
+                self._works.popitem(last=False)
+
+    def take(self, row_id: int) -> Work | None:
+        with self._lock:
+            return self._works.pop(row_id, None)
 
 
 @dataclass
@@ -127,39 +115,29 @@ class StageCounters:
         self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
 
 
-def check_work(raw: bytes) -> ProofData:
-    """Parse and strictly check request data: a PoRep C1 (porep.vanilla_verify.check_c1) or a SnapDeals
-    update (porep.snap.verify.check_request); raises ProtocolError / VanillaProofError / UpdateProofError."""
-    from porep.ids import prover_id
-    from porep.vanilla_verify import check_c1
-
-    work = ProofData.parse(raw)
-    if work.snap is not None:
-        from porep.snap.verify import check_request
-
-        check_request(work.snap)
-        return work
-    assert work.porep is not None  # ProofData.parse requires exactly one of PoRep / Snap
-    check_c1(work.porep, prover_id=prover_id(work.sector_id.miner), sector=work.sector_id.number)
-    return work
+def request_work(raw: bytes) -> Work:
+    """A market request's Work: only the market's ProofData is accepted (``Work.from_bytes``); raises
+    ``WorkError``."""
+    return Work.from_bytes(raw, request_only=True)
 
 
 async def fetch_one(
     market: FetchMarket,
     store: Store,
     *,
-    check: Callable[[bytes], ProofData] = check_work,
+    check: Callable[[bytes], Work] = request_work,
     counters: StageCounters | None = None,
     owner: str = "psagent",
+    handoff: WorkHandoff | None = None,
 ) -> bool:
     """Fetch and check the oldest queued request that no other fleet member is fetching (leased to
-    ``owner`` meanwhile). Returns False when none is queued."""
+    ``owner`` meanwhile); its Work goes to ``handoff``. Returns False when none is queued."""
     c = counters or StageCounters()
     row = await in_worker(store.lease, owner, S.QUEUED)
     if row is None:
         return False
     try:
-        return await _fetch_leased(market, store, row, check, c, owner)
+        return await _fetch_leased(market, store, row, check, c, owner, handoff)
     finally:
         store.let_go(row.row_id)  # a step that could not record its end leaves the row to be taken up again
 
@@ -168,9 +146,10 @@ async def _fetch_leased(
     market: FetchMarket,
     store: Store,
     row: RequestRow,
-    check: Callable[[bytes], ProofData],
+    check: Callable[[bytes], Work],
     c: StageCounters,
     owner: str,
+    handoff: WorkHandoff | None,
 ) -> bool:
     t0 = time.perf_counter()
     try:
@@ -186,17 +165,14 @@ async def _fetch_leased(
         raise
     try:
         work = await anyio.to_thread.run_sync(check, raw)
-    except UnsupportedWork as e:
-        await in_worker(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"unsupported: {e}")
-        c.fetch_failed += 1
-        log.error("request %s: cannot be proven here: %s", row.request_cid, e)
-        return True
-    except Exception as e:  # ProtocolError, VanillaProofError, C1FormatError: invalid input
+    except WorkError as e:  # not a ProofData, a C1 or Snap request that fails the strict check, …
         await in_worker(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"check: {e}")
         c.fetch_failed += 1
         log.error("request %s: input failed the strict check: %s", row.request_cid, e)
         return True
-    await in_worker(store.store_data, row.row_id, raw, "porep" if work.porep is not None else "snap")
+    await in_worker(store.store_data, row.row_id, raw, work.kind.value)
+    if handoff is not None:
+        handoff.put(row.row_id, work)
     c.fetched += 1
     c.add_time("fetch", time.perf_counter() - t0)
     return True
@@ -204,21 +180,23 @@ async def _fetch_leased(
 
 async def prove_one(
     store: Store,
-    prover: Prover | AdmittedProver,
-    checker: ProofChecker,
-    settings: PipelineSettings,
+    prover: Prover,
+    settings: StageSettings,
     *,
     counters: StageCounters | None = None,
     clock: Callable[[], float] = time.time,
-    limiter: anyio.CapacityLimiter | None = None,
+    handoff: WorkHandoff | None = None,
+    check: Callable[[bytes], Work] = request_work,
 ) -> RequestRow | None:
-    """Claim the oldest fetched request, prove, verify, store. Returns the row as it ended, or None."""
+    """Claim the oldest fetched request, prove it (verified), store. Returns the row as it ended, or None.
+    The Work comes from ``handoff`` when the fetch stage of this process left it there, else from the stored
+    bytes (``check``)."""
     c = counters or StageCounters()
     row = await in_worker(store.claim, settings.owner)
     if row is None:
         return None
     try:
-        return await _prove_claimed(store, row, prover, checker, settings, c, clock, limiter)
+        return await _prove_claimed(store, row, prover, settings, c, clock, handoff, check)
     finally:
         store.let_go(row.row_id)
 
@@ -226,12 +204,12 @@ async def prove_one(
 async def _prove_claimed(
     store: Store,
     row: RequestRow,
-    prover: Prover | AdmittedProver,
-    checker: ProofChecker,
-    settings: PipelineSettings,
+    prover: Prover,
+    settings: StageSettings,
     c: StageCounters,
     clock: Callable[[], float],
-    limiter: anyio.CapacityLimiter | None,
+    handoff: WorkHandoff | None,
+    check: Callable[[bytes], Work],
 ) -> RequestRow:
     if row.deadline is not None and clock() > row.deadline:
         log.warning("request %s: deadline passed before proving; dropped", row.request_cid)
@@ -240,23 +218,28 @@ async def _prove_claimed(
             store.transition, row.row_id, S.PROVING, S.GONE, error="deadline passed before proving",
             owner=settings.owner,
         )
-    raw = await in_worker(store.data, row.row_id)
-    work = ProofData.parse(raw)
-    kind = "porep" if work.porep is not None else "snap"
-    job_id = f"ps-{kind}-{work.sector_id.miner}-{work.sector_id.number}-{row.row_id}-{row.attempts}"
+    work = handoff.take(row.row_id) if handoff is not None else None
+    if work is None:
+        raw = await in_worker(store.data, row.row_id)
+        try:
+            work = await anyio.to_thread.run_sync(check, raw)
+        except WorkError as e:  # checked when fetched: the stored bytes changed (or this psagent is stricter)
+            c.proofs_failed += 1
+            return await in_worker(
+                store.transition, row.row_id, S.PROVING, S.FAILED, error=f"check: {e}", owner=settings.owner
+            )
+    job_id = work.job_id(row.row_id, row.attempts)
     t0 = time.perf_counter()
     try:
-        if isinstance(prover, AdmittedProver):
-            proof = await prover.prove_async(work, job_id)
-        else:
-            proof = await anyio.to_thread.run_sync(prover.prove, work, job_id, limiter=limiter)
+        proven = await prover.prove(work, job_id)
     except Exception as e:  # a prover fault: retry (bounded), never lose the work
         log.exception("request %s: prover failed (attempt %d)", row.request_cid, row.attempts)
         return await _retry_or_fail(store, row, f"prover: {type(e).__name__}: {e}", settings, c)
     c.add_time("prove", time.perf_counter() - t0)
-    t1 = time.perf_counter()
-    report = await anyio.to_thread.run_sync(checker.verify, work, proof)
-    c.add_time("verify", time.perf_counter() - t1)
+    proof, report = proven.proof, proven.report
+    if len(proof) != work.proof_bytes:
+        want = work.proof_bytes
+        report = VerifyReport((False,) * work.partitions, f"proof is {len(proof)} bytes, want {want}")
     if not report.ok:
         c.verify_failed += 1
         log.error("request %s: proof did not verify, not stored: %s", row.request_cid, report.diagnosis())
@@ -269,7 +252,7 @@ async def _prove_claimed(
 
 
 async def _retry_or_fail(
-    store: Store, row: RequestRow, error: str, settings: PipelineSettings, c: StageCounters
+    store: Store, row: RequestRow, error: str, settings: StageSettings, c: StageCounters
 ) -> RequestRow:
     if row.attempts >= settings.max_attempts:
         c.proofs_failed += 1

@@ -1,16 +1,17 @@
-"""agent.pipeline: fetch → check → prove → verify → store → submit with a real 2KiB C1, the real strict
-check and real store; the prover and the proof checker are doubles here (the real ones are exercised
+"""agent.stages: fetch → check → prove (verified) → store → submit with a real 2KiB C1, the real strict
+check and real store; the prover (and its verdict) is a double here (the real ones are exercised
 end to end elsewhere), so the stage logic — never store an unverified proof, retries, deadlines, 410,
 409-after-a-lost-answer, vouchers — is tested in seconds."""
 
 from __future__ import annotations
 
 import pytest
-from _doubles import FakeProver, MarkChecker  # tests/agent is on sys.path
+from _doubles import FakeProver  # tests/agent is on sys.path
 
-from agent.pipeline import (
-    PipelineSettings,
+from agent.stages import (
     StageCounters,
+    StageSettings,
+    WorkHandoff,
     fetch_one,
     prove_one,
     submit_one,
@@ -67,7 +68,7 @@ async def test_happy_path_pays_and_erases_inputs(store, work_bytes):
     row = store.by_cid(cid)
     assert row is not None and row.state is S.FETCHED and row.proof_type == "porep"
     prover = FakeProver()
-    row = await prove_one(store, prover, MarkChecker(), PipelineSettings(owner="me"), counters=c)
+    row = await prove_one(store, prover, StageSettings(owner="me"), counters=c)
     assert row is not None and row.state is S.COMPUTED and row.job_id == prover.job_ids[0]
     assert prover.job_ids[0] == f"ps-porep-1000-1-{row.row_id}-1"
     row = await submit_one(m, store, counters=c)
@@ -76,7 +77,7 @@ async def test_happy_path_pays_and_erases_inputs(store, work_bytes):
     assert m.completed == [(cid, row.proof)]
     assert (
         await fetch_one(m, store) is False
-        and await prove_one(store, prover, MarkChecker(), PipelineSettings()) is None
+        and await prove_one(store, prover, StageSettings()) is None
     )
 
 
@@ -86,14 +87,14 @@ async def test_a_corrupt_partition_is_never_stored_or_submitted(store, work_byte
     await fetch_one(m, store)
     c = StageCounters()
     prover = FakeProver(corrupt=0)
-    settings = PipelineSettings(max_attempts=2)
-    row = await prove_one(store, prover, MarkChecker(), settings, counters=c)
+    settings = StageSettings(max_attempts=2)
+    row = await prove_one(store, prover, settings, counters=c)
     assert (
         row is not None
         and row.state is S.FETCHED
         and "partitions [0] of 1 did not verify" in (row.last_error or "")
     )
-    row = await prove_one(store, prover, MarkChecker(), settings, counters=c)
+    row = await prove_one(store, prover, settings, counters=c)
     assert row is not None and row.state is S.FAILED and "after 2 attempts" in (row.last_error or "")
     assert row.proof is None and c.verify_failed == 2 and c.proofs_failed == 1
     assert len(set(prover.job_ids)) == 2  # a job id per attempt
@@ -104,9 +105,9 @@ async def test_prover_fault_is_retried_and_then_succeeds(store, work_bytes):
     cid = _queue(store, work_bytes)
     await fetch_one(FakeMarket({cid: work_bytes}), store)
     prover = FakeProver(fail=1)
-    row = await prove_one(store, prover, MarkChecker(), PipelineSettings())
+    row = await prove_one(store, prover, StageSettings())
     assert row is not None and row.state is S.FETCHED and "CUDA_ERROR_LAUNCH_FAILED" in (row.last_error or "")
-    row = await prove_one(store, prover, MarkChecker(), PipelineSettings())
+    row = await prove_one(store, prover, StageSettings())
     assert row is not None and row.state is S.COMPUTED and row.attempts == 2
 
 
@@ -122,11 +123,18 @@ async def test_bad_input_fails_before_any_proving(store, work_bytes):
     assert c.fetch_failed == 1 and not row.has_data
 
 
-def test_check_work_accepts_a_valid_snap_request(snap_bytes):
-    from agent.pipeline import check_work
+def test_request_work_accepts_a_valid_snap_request_and_only_proofdata(snap_bytes, work_bytes):
+    from agent.proving.work import WorkError, WorkKind
+    from agent.stages import request_work
+    from market.proofdata import ProofData
 
-    work = check_work(snap_bytes)
-    assert work.snap is not None and work.porep is None and work.raw == snap_bytes
+    work = request_work(snap_bytes)
+    assert work.kind is WorkKind.SNAP and work.update is not None and work.c1 is None
+    assert work.raw == snap_bytes and work.partitions == 1
+    bare_c1 = ProofData.parse(work_bytes).porep_raw
+    assert bare_c1 is not None
+    with pytest.raises(WorkError, match="not a valid ProofData"):  # the market sends ProofData only
+        request_work(bare_c1)
 
 
 async def test_snap_work_is_fetched_and_a_mutated_one_failed_by_name(store, snap_bytes, caplog):
@@ -134,9 +142,9 @@ async def test_snap_work_is_fetched_and_a_mutated_one_failed_by_name(store, snap
     new data's commitment) fails it before any proving, the failed check named in the row's error."""
     import dataclasses
 
-    from agent.pipeline import check_work
+    from agent.proving.work import WorkError
+    from agent.stages import request_work
     from market.proofdata import ProofData
-    from porep.snap.verify import UpdateProofError
 
     cid = _queue(store, snap_bytes)
     assert await fetch_one(FakeMarket({cid: snap_bytes}), store)
@@ -149,8 +157,8 @@ async def test_snap_work_is_fetched_and_a_mutated_one_failed_by_name(store, snap
     new_d[0] ^= 0x01  # still a sha254 value (top bits untouched): only the commitment checks can object
     bad_snap = dataclasses.replace(good.snap, new_d=bytes(new_d))
     bad = ProofData.encode(good.sector_id, snap=bad_snap)
-    with pytest.raises(UpdateProofError, match="tree_d.root"):
-        check_work(bad)
+    with pytest.raises(WorkError, match="tree_d.root"):
+        request_work(bad)
     cid = _queue(store, bad)
     c = StageCounters()
     assert await fetch_one(FakeMarket({cid: bad}), store, counters=c)
@@ -161,8 +169,8 @@ async def test_snap_work_is_fetched_and_a_mutated_one_failed_by_name(store, snap
 
     # a request with no partition proofs at all is named too (it used to be refused as "unsupported")
     empty = ProofData.encode(good.sector_id, snap=dataclasses.replace(good.snap, proofs=()))
-    with pytest.raises(UpdateProofError, match="header.partitions"):
-        check_work(empty)
+    with pytest.raises(WorkError, match="header.partitions"):
+        request_work(empty)
 
 
 async def test_hash_mismatch_fails_the_request(store, work_bytes):
@@ -188,7 +196,7 @@ async def test_deadline_passed_drops_instead_of_proving(store, work_bytes):
     cid = _queue(store, work_bytes, deadline=100.0)
     await fetch_one(FakeMarket({cid: work_bytes}), store)
     prover = FakeProver()
-    row = await prove_one(store, prover, MarkChecker(), PipelineSettings(), clock=lambda: 101.0)
+    row = await prove_one(store, prover, StageSettings(), clock=lambda: 101.0)
     assert row is not None and row.state is S.GONE and prover.job_ids == []
 
 
@@ -203,7 +211,7 @@ async def test_submit_outcomes(store, work_bytes, error, end):
     cid = _queue(store, work_bytes)
     m = FakeMarket({cid: work_bytes})
     await fetch_one(m, store)
-    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    await prove_one(store, FakeProver(), StageSettings())
     m.complete_error = error
     row = await submit_one(m, store)
     assert row is not None and row.state is end and row.proof is not None  # kept for the record
@@ -214,7 +222,7 @@ async def test_transient_submit_error_keeps_it_computed(store, work_bytes):
     cid = _queue(store, work_bytes)
     m = FakeMarket({cid: work_bytes})
     await fetch_one(m, store)
-    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    await prove_one(store, FakeProver(), StageSettings())
     m.complete_error = TransportError("timeout")
     with pytest.raises(TransportError):
         await submit_one(m, store)
@@ -230,7 +238,7 @@ async def test_already_accepted_outcome_marks_submitted_without_a_voucher(store,
     cid = _queue(store, work_bytes)
     m = FakeMarket({cid: work_bytes})
     await fetch_one(m, store)
-    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    await prove_one(store, FakeProver(), StageSettings())
 
     async def complete(request_cid: str, proof: bytes) -> AlreadyAccepted:
         return AlreadyAccepted(request_cid, 409, "already submitted")
@@ -247,7 +255,7 @@ async def test_409_after_a_crash_between_submit_and_record(store, work_bytes):
     cid = _queue(store, work_bytes)
     m = FakeMarket({cid: work_bytes})
     await fetch_one(m, store)
-    row = await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    row = await prove_one(store, FakeProver(), StageSettings())
     assert row is not None
     store.note_submit_attempt(row.row_id)  # what the dead process did before sending
     m.complete_error = Rejected("POST", "http://m/complete", 409, "already submitted")
@@ -259,7 +267,32 @@ async def test_409_without_an_earlier_submission_is_a_failure(store, work_bytes)
     cid = _queue(store, work_bytes)
     m = FakeMarket({cid: work_bytes})
     await fetch_one(m, store)
-    await prove_one(store, FakeProver(), MarkChecker(), PipelineSettings())
+    await prove_one(store, FakeProver(), StageSettings())
     m.complete_error = Rejected("POST", "http://m/complete", 409, "conflict")
     row = await submit_one(m, store)
     assert row is not None and row.state is S.FAILED
+
+
+async def test_the_fetched_work_is_handed_to_the_prove_stage(store, work_bytes):
+    """The fetch stage's Work goes to the prove stage as it is (no second parse); without a handoff (another
+    process fetched it) the stored bytes are parsed; a bounded handoff drops its oldest entry."""
+    from agent.proving.work import Work
+
+    seen: list[Work] = []
+
+    def check(raw: bytes) -> Work:
+        work = Work.from_bytes(raw, request_only=True)
+        seen.append(work)
+        return work
+
+    cid = _queue(store, work_bytes)
+    handoff = WorkHandoff()
+    assert await fetch_one(FakeMarket({cid: work_bytes}), store, check=check, handoff=handoff)
+    prover = FakeProver()
+    row = await prove_one(store, prover, StageSettings(), handoff=handoff, check=check)
+    assert row is not None and row.state is S.COMPUTED
+    assert len(seen) == 1 and prover.works == seen and handoff.take(row.row_id) is None
+    small = WorkHandoff(limit=2)
+    for i in range(3):
+        small.put(i, seen[0])
+    assert small.take(0) is None and small.take(1) is seen[0] and small.take(1) is None

@@ -1,0 +1,15 @@
+"""The agent's proving wing: one way from input bytes to a verified proof, for every path that proves.
+
+  work        :class:`Work` — the only place input is recognised (C1, market ProofData, lotus-bench envelope,
+              Snap), strictly checked, and given its kind, proof type, partitions and public inputs (once)
+  parameters  parameter file paths, the default directory, the record of checked files, development
+              parameters made here
+  engine      the Groth16 engine protocol and ``gpu.groth16`` behind it
+  pipeline    :class:`ProofPipeline`: a Work to a proof in one pass, every partition verified as it is proven
+  verifier    :class:`HostVerifier`: the pairing check (the pipeline's, and ``psagent verify``'s)
+  prover      :class:`AdmittedProver`: the pipeline behind ``agent.admission`` (the agent's prover)
+
+``psagent prove``, ``psagent verify``, ``bench e2e`` and the agent's request stages (``agent.stages``) all go
+through these. Import from the submodules: this package's own import loads nothing, so the CLI can set up
+Numba's kernel cache before the engine is imported.
+"""

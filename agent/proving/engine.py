@@ -1,0 +1,220 @@
+"""The Groth16 engine as the proof pipeline sees it: one typed protocol, and ``gpu.groth16`` behind it.
+
+Why a seam: the pipeline's logic (synthesis ahead of the prover, host reservations, per-partition verdicts)
+is tested in seconds with a reference engine (Python integers + pyblst) in place of the compiled one, and
+every question the pipeline asks of an engine is in :class:`Engine`, so nothing is read from an engine's or
+a key's internals. Byte accounting is asked of the engine, which asks ``gpu.groth16``.
+
+:class:`Groth16Engine` is ``gpu.groth16`` on one backend and, for CUDA, one named device. On CUDA the
+assignments are written into a page-locked pool kept for the process (allocating pinned memory per proof
+costs seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from gpu.device import Device
+    from gpu.groth16.params import Parameters
+    from gpu.groth16.params_device import DeviceParameters
+    from gpu.groth16.prover import Assignment, ProvingKey
+    from gpu.groth16.r1cs import R1CS
+    from gpu.placement import Backend
+    from gpu.transfer import PinnedPool
+
+__all__ = [
+    "PARAMS_TO_DEVICE_ENV",
+    "Engine",
+    "Groth16Engine",
+    "assignment_host_bytes",
+    "params_to_device_default",
+    "resident_r1cs_bytes",
+]
+
+PARAMS_TO_DEVICE_ENV = "PSAGENT_PARAMS_TO_DEVICE"
+
+
+def params_to_device_default() -> bool:
+    """Whether a CUDA :class:`Groth16Engine` loads parameters straight to its device when its caller does not
+    say: the one place PSAGENT_PARAMS_TO_DEVICE is read (=1: yes; unset or anything else: no, the host reader
+    and an upload, the default)."""
+    return os.environ.get(PARAMS_TO_DEVICE_ENV) == "1"
+
+
+class Engine(Protocol):
+    """Everything the pipeline asks of a Groth16 engine (``gpu.groth16``; a reference engine in tests)."""
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def device(self) -> Device | None:
+        """The CUDA device this engine proves on (its admission slot); None on the CPU."""
+    @property
+    def params_to_device(self) -> bool:
+        """Whether parameter files are decoded straight onto the device (:meth:`load_params`)."""
+
+    def load_params(self, path: Path) -> DeviceParameters: ...
+    def key(self, params: Parameters | DeviceParameters, r1cs: R1CS) -> ProvingKey: ...
+    def device_bytes(self, key: ProvingKey) -> int:
+        """Device bytes one proof needs beyond the key (what a job reserves)."""
+    def resident_bytes(self, key: ProvingKey, r1cs: R1CS) -> int:
+        """Device bytes the key keeps for as long as it lives (charged once per key, not per job)."""
+    def host_bytes(self, r1cs: R1CS) -> int:
+        """Host bytes one partition's assignment holds while it waits for and goes through the prover."""
+    def assign(self, r1cs: R1CS, witness: np.ndarray) -> Assignment: ...
+    def release(self, asg: Assignment) -> None: ...
+    def prove(
+        self, key: ProvingKey, asg: Assignment, *, memory_bytes: int | None, timings: dict[str, float]
+    ) -> bytes: ...
+    def device_used(self) -> int | None:
+        """Bytes in use on the device now (all processes); None where there is no such figure."""
+
+
+class Groth16Engine:
+    """``gpu.groth16`` on one backend (and, for CUDA, one named device)."""
+
+    def __init__(
+        self,
+        backend: Backend | str = "auto",
+        device: int | None = None,
+        *,
+        params_to_device: bool | None = None,
+    ) -> None:
+        """``device``: the CUDA ordinal (None: 0); ``params_to_device`` (None:
+        :func:`params_to_device_default`, the environment; CUDA only): the pipeline loads parameter files
+        with :meth:`load_params` instead of the host reader."""
+        from gpu import Backend
+        from gpu.device import get_device, resolve_backend
+
+        chosen = resolve_backend(backend)
+        self._backend = chosen.value
+        self._device: Device | None = (
+            get_device(device if device is not None else 0) if chosen is Backend.cuda else None
+        )
+        wanted = params_to_device if params_to_device is not None else params_to_device_default()
+        self._params_to_device = self._device is not None and wanted
+        self._pool: PinnedPool | None = None
+        if self._device is not None and not self._device.simulated:
+            from gpu.transfer import PinnedPool
+
+            self._pool = PinnedPool()
+
+    @property
+    def backend(self) -> str:
+        return self._backend
+
+    @property
+    def device(self) -> Device | None:
+        return self._device
+
+    @property
+    def params_to_device(self) -> bool:
+        return self._params_to_device
+
+    def load_params(self, path: Path) -> DeviceParameters:
+        """``path`` decoded straight onto this engine's device (``DeviceParameters``, H bit-reversed as the
+        prover wants it). No subgroup check: only for a file the per-point check record trusts."""
+        from gpu.groth16.params_device import load_to_device
+
+        if self._device is None:
+            raise ValueError("parameters go to a device only with the CUDA backend")
+        return load_to_device(path, self._device, h_bitrev=True)
+
+    def key(self, params: Parameters | DeviceParameters, r1cs: R1CS) -> ProvingKey:
+        """The proving key over host ``Parameters`` (uploaded) or ``DeviceParameters`` (already resident)."""
+        from gpu.groth16.params_device import DeviceParameters
+        from gpu.groth16.prover import ProvingKey
+
+        if isinstance(params, DeviceParameters):
+            return ProvingKey.from_device_parameters(params, r1cs.density(), device=self._device)
+        return ProvingKey(params, r1cs.density(), backend=self._backend, device=self._device)
+
+    def device_bytes(self, key: ProvingKey) -> int:
+        """One proof's device working bytes beyond the key (``gpu.groth16.prover.device_bytes``)."""
+        from gpu.groth16.prover import device_bytes
+
+        return int(device_bytes(key)) if self._device is not None else 0
+
+    def _device_spmv(self) -> bool:
+        from gpu.groth16.prover import device_spmv_default
+
+        return self._backend == "cuda" and device_spmv_default()
+
+    def resident_bytes(self, key: ProvingKey, r1cs: R1CS) -> int:
+        """Device bytes the key keeps for as long as it lives: the five bases and the A/B gather indices, and
+        with the device SpMV the R1CS that ``ProvingKey.device_r1cs`` uploads at the first proof. 0 on the
+        CPU."""
+        if self._device is None:
+            return 0
+        n = sum(int(c.n) * 4 * math.prod(c.group.affine_shape) for c in key.ctx.values())
+        n += int(key.d_a_idx.nbytes) + int(key.d_b_idx.nbytes)
+        if self._device_spmv():
+            n += resident_r1cs_bytes(r1cs)
+        return n
+
+    def host_bytes(self, r1cs: R1CS) -> int:
+        return assignment_host_bytes(r1cs, device_spmv=self._device_spmv())
+
+    def assign(self, r1cs: R1CS, witness: np.ndarray) -> Assignment:
+        from gpu.groth16.prover import Assignment
+
+        return Assignment.from_r1cs(r1cs, witness, pool=self._pool)
+
+    def release(self, asg: Assignment) -> None:
+        if self._pool is not None:
+            asg.release(self._pool)
+
+    def prove(
+        self, key: ProvingKey, asg: Assignment, *, memory_bytes: int | None, timings: dict[str, float]
+    ) -> bytes:
+        from gpu.groth16.prover import prove
+
+        out: list[dict[str, float]] = []
+        (proof,) = prove(key, asg, timings=out, memory_bytes=memory_bytes)
+        timings.update(out[0])
+        return bytes(proof.to_bytes())
+
+    def device_used(self) -> int | None:
+        """Asked without the device lock (a sampler thread reads it while a proof holds the device)."""
+        if self._device is None or self._device.simulated:
+            return None
+        from numba import cuda
+
+        with cuda.gpus[self._device.index]:
+            free, total = cuda.current_context().get_memory_info()
+        return int(total - free)
+
+
+def assignment_host_bytes(r1cs: R1CS, *, device_spmv: bool = False) -> int:
+    """Host bytes one partition's assignment holds: the witness and, unless A·w, B·w, C·w are evaluated on
+    the device (``device_spmv``), those three (32 bytes per value)."""
+    rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
+    return 32 * (int(r1cs.num_inputs) + int(r1cs.num_aux) + (0 if device_spmv else 3 * rows))
+
+
+def resident_r1cs_bytes(r1cs: R1CS) -> int:
+    """Device bytes of ``r1cs`` made resident by ``gpu.groth16.spmv_cuda.DeviceR1CS.upload``: per matrix the
+    row pointers (uint32, int64 from 2^32 entries), uint32 columns, the coefficient indices, the Montgomery
+    coefficient table (32 bytes a row), each at least one element. Exact for interned (compact) matrices; a
+    plain CSR is interned on upload, so its count is an upper bound (4-byte indices, one table row per
+    entry)."""
+    from gpu.groth16.r1cs import CompactCSR
+
+    total = 0
+    for mat in (r1cs.a, r1cs.b, r1cs.c):
+        nnz, rows = int(mat.nnz), int(mat.row_ptr.shape[0]) - 1
+        if isinstance(mat, CompactCSR):
+            coeff = mat.coeff
+            item = int(coeff.dtype.itemsize) if coeff.dtype in (np.uint8, np.uint16, np.uint32) else 4
+            table = int(mat.table.shape[0])
+        else:
+            item, table = 4, nnz
+        ptr = 4 if nnz < 1 << 32 else 8
+        total += max(rows + 1, 1) * ptr + max(nnz, 1) * (4 + item) + max(table, 1) * 32
+    return total

@@ -1,0 +1,170 @@
+"""The agent's prover: the proof pipeline behind ``agent.admission``.
+
+A job waits for a slot on any of the pipeline's engines (one per configured device; the CPU backend is one
+slot) and for its device bytes there, then runs the pipeline in a worker thread with the grant as its memory
+budget. Every device proves at once: as many jobs run as there are slots. The keys' resident bytes (bases,
+resident R1CS) are taken off each device's budget once per loaded key, not per job.
+
+:meth:`AdmittedProver.warm_up` is the readiness gate's work: the parameters of every accepted proof type
+loaded on every engine (the kernels that load them compiled), then a self-test proof verified on each.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent.admission import CPU_SLOT, Admission, BudgetExceeded
+from agent.proving.pipeline import ProofPipeline, ProofResult
+from agent.proving.verifier import VerifyReport
+from agent.proving.work import Work
+
+if TYPE_CHECKING:
+    from gpu.device import Device
+    from porep.prooftypes import ProofType
+    from porep.snap.params import UpdateProofType
+
+__all__ = ["PRODUCTION_PROOF_TYPES", "PRODUCTION_UPDATE_TYPES", "AdmittedProver", "Proven"]
+
+log = logging.getLogger(__name__)
+
+PRODUCTION_PROOF_TYPES = ("StackedDrg32GiBV1_1",)  # what the market sends
+# and its SnapDeals work (an ask cannot refuse Snap): the gate waits for these parameters as well
+PRODUCTION_UPDATE_TYPES = ("StackedDrg32GiBV1",)
+
+
+@dataclass(frozen=True)
+class Proven:
+    """What the agent's prove stage receives: the proof bytes and the one verdict on them."""
+
+    proof: bytes
+    report: VerifyReport
+
+
+class AdmittedProver:
+    """``pipeline`` behind admission. ``accepted``: the PoRep proof types the readiness gate loads before the
+    first ask; ``accepted_update``: the SnapDeals update proof types it loads too (``RegisteredUpdateProof``
+    names: a separate list, since "StackedDrg2KiBV1" names both a seal and an update proof)."""
+
+    def __init__(
+        self,
+        pipeline: ProofPipeline,
+        *,
+        accepted: Sequence[str] = PRODUCTION_PROOF_TYPES,
+        accepted_update: Sequence[str] = (),
+        admission: Admission | None = None,
+        device_budget_bytes: int | None = None,
+        verify: bool = True,
+    ) -> None:
+        """``device_budget_bytes``: the device memory a device's proofs may reserve (config
+        prover.memory_budget_gib; None: 90 % of the device's); ``verify``: pairing-check every partition
+        (False only under the debug switch of ``prover.verify_before_submit``)."""
+        self.pipeline = pipeline
+        self.slots: tuple[Device, ...] = tuple(e.device or CPU_SLOT for e in pipeline.engines)
+        if len({s.index for s in self.slots}) != len(self.slots):
+            raise ValueError(f"one engine per device: got devices {[s.index for s in self.slots]}")
+        budget = {s.index: device_budget_bytes for s in self.slots} if device_budget_bytes else None
+        self.admission = admission or Admission(list(self.slots), budget_bytes=budget, host=pipeline.host)
+        self.accepted = tuple(accepted)
+        self.accepted_update = tuple(accepted_update)
+        self.verify = verify
+        self.last: ProofResult | None = None
+        self._charged: set[tuple[int, str]] = set()
+        self._charge_lock = threading.Lock()
+
+    @property
+    def capacity(self) -> int:
+        """Jobs that can run at once (the agent runs as many prove loops)."""
+        return self.admission.capacity
+
+    @property
+    def backend(self) -> str:
+        return self.pipeline.backend
+
+    @property
+    def params_dir(self) -> Path:
+        return self.pipeline.params_dir
+
+    def charge_resident(self, pt: ProofType | UpdateProofType, engine: int) -> int:
+        """Take the resident bytes of ``pt``'s key on ``engine`` off that device's budget, once per key: they
+        occupy the device for every job, so they belong to no job's reservation. Returns the bytes charged
+        now (0 when already charged); BudgetExceeded when nothing would be left."""
+        slot = self.slots[engine]
+        nbytes = self.pipeline.resident_bytes(pt, engine)
+        with self._charge_lock:
+            if (engine, pt.param_stem) in self._charged:
+                return 0
+            budget = self.admission.budgets.get(slot.index)
+            if budget is not None and nbytes:
+                if nbytes >= budget.total:
+                    raise BudgetExceeded(
+                        f"{pt.name}: the key keeps {nbytes} bytes resident, the device budget is "
+                        f"{budget.total}"
+                    )
+                budget.total -= nbytes
+            self._charged.add((engine, pt.param_stem))
+        return nbytes
+
+    def _ready(self, pt: ProofType | UpdateProofType) -> int:
+        """``pt`` loaded and charged on every engine (a job may be granted any of them); the bytes a job
+        reserves."""
+        for i in range(len(self.slots)):
+            self.pipeline.shape(pt, engine=i)
+            self.charge_resident(pt, i)
+        return self.pipeline.job_device_bytes(pt)
+
+    async def prove(self, work: Work, job_id: str) -> Proven:
+        """The proof of every partition and the pipeline's verdict (each partition pairing-checked as it was
+        proven, unless ``verify`` is off)."""
+        import anyio
+
+        pt = work.proof_type
+        self.pipeline.params_file(pt)  # a missing file is named before minutes of synthesis
+        nbytes = await anyio.to_thread.run_sync(self._ready, pt)
+        async with self.admission.run_on_any(nbytes) as grant:
+            engine = next(i for i, s in enumerate(self.slots) if s.index == grant.device.index)
+            memory = grant.nbytes if grant.nbytes > 0 else None
+            result = await anyio.to_thread.run_sync(
+                lambda: self.pipeline.prove(
+                    work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify
+                )
+            )
+        self.last = result
+        st = result.stages()
+        report = result.report()
+        log.info(
+            "%s: %d partition(s) %s in %.1f s on %s%s (witness %.1f s, Groth16 %.1f s, verify %.2f s; "
+            "RSS peak %s)",
+            job_id, len(result.partitions), report.diagnosis(), result.wall_s, result.backend,
+            "" if grant.device is CPU_SLOT else f" device {grant.device.index}",
+            st.get("witness", 0.0), st.get("groth16", 0.0), st.get("verify", 0.0),
+            _gib(result.rss_peak_bytes),
+        )
+        return Proven(result.proof, report)
+
+    def warm_up(self) -> None:
+        """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and
+        loaded on every engine, then a self-test proof verified on each. Raises with the reason when any of
+        it fails."""
+        from porep.prooftypes import proof_type
+        from porep.snap.params import update_proof_type
+
+        todo: list[tuple[ProofType | UpdateProofType, str]] = [(proof_type(n), n) for n in self.accepted]
+        todo += [(update_proof_type(n), f"{n} (update)") for n in self.accepted_update]
+        for pt, label in todo:
+            t0 = time.perf_counter()
+            self._ready(pt)
+            log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
+        for i, slot in enumerate(self.slots):
+            seconds = self.pipeline.self_test(i)
+            where = self.backend if slot is CPU_SLOT else f"{self.backend} device {slot.index}"
+            log.info("warm-up: self-test proof verified on %s in %.1f s", where, seconds)
+
+
+def _gib(n: int | None) -> str:
+    return "n/a" if n is None else f"{n / 2**30:.2f} GiB"
