@@ -3,7 +3,11 @@
 Precedence (highest first): environment (``PSAGENT_MARKET__PRICE_FIL=0.004``; ``__`` separates nesting),
 the TOML file (``--config F``, else ``/etc/psagent/config.toml`` when it exists), then the defaults below.
 Every knob is documented in ``config.example.toml``; keep the two in step (a test checks that every key of
-the example exists here).
+the example exists here, and that each one changes what ``agent.runtime`` builds).
+
+The configuration layer is the only place environment variables are read for the agent's behaviour: besides
+``PSAGENT_<SECTION>__<KEY>``, the debug switch ``PSAGENT_DEBUG_SUBMIT_UNVERIFIED=1`` (without it
+``prover.verify_before_submit = false`` is refused: an unverified proof is never submitted).
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from agent.proving.parameters import default_params_dir
+
 DEFAULT_CONFIG_PATH = Path("/etc/psagent/config.toml")
-FILECOIN_PARAMS_DIR = "/var/tmp/filecoin-proof-parameters"
 MAINNET_MARKET_URL = "https://mainnet.snass.fsp.sh/v0/proofs"
 ATTO_PER_FIL = 10**18
 NANO_IN_ATTO = 10**9
+SUBMIT_UNVERIFIED_ENV = "PSAGENT_DEBUG_SUBMIT_UNVERIFIED"
 
 
 def cache_dir() -> Path:
@@ -116,11 +122,29 @@ class ProverConfig(_Section):
     devices: list[Annotated[int, Field(ge=0)]] | Literal["all"] = "all"
     partition_workers: int = Field(default=1, ge=1)
     memory_budget_gib: float = Field(default=0.0, ge=0)  # 0 = size from the device
-    # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else this directory.
-    params_dir: Path = Field(
-        default_factory=lambda: Path(os.environ.get("FIL_PROOFS_PARAMETER_CACHE") or FILECOIN_PARAMS_DIR)
-    )
+    # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
+    params_dir: Path = Field(default_factory=default_params_dir)
     verify_before_submit: bool = True
+
+    @field_validator("devices")
+    @classmethod
+    def _devices(cls, v: list[int] | str) -> list[int] | str:
+        if isinstance(v, list):
+            if not v:
+                raise ValueError('an empty list names no device: use "all" or ordinals, e.g. [0, 1]')
+            if len(set(v)) != len(v):
+                raise ValueError(f"a device is named twice in {v}")
+        return v
+
+    @field_validator("verify_before_submit")
+    @classmethod
+    def _verified(cls, v: bool) -> bool:
+        if not v and os.environ.get(SUBMIT_UNVERIFIED_ENV) != "1":
+            raise ValueError(
+                "false is refused: an unverified proof is never submitted "
+                f"(a debugging switch exists: {SUBMIT_UNVERIFIED_ENV}=1)"
+            )
+        return v
 
 
 class StoreConfig(_Section):
@@ -151,7 +175,9 @@ class MetricsConfig(_Section):
 class RetentionConfig(_Section):
     submitted_days: float = Field(default=2.0, gt=0)
     failed_days: float = Field(default=7.0, gt=0)
-    discard_inputs: bool = True  # terms of service 6.3: inputs are discarded right after the work
+    # terms of service 6.3: inputs are discarded right after the work; false keeps the inputs of ended
+    # requests until their row is purged (to look into a failure)
+    discard_inputs: bool = True
 
 
 class LoggingConfig(_Section):

@@ -21,8 +21,8 @@ from typing import Any
 
 import anyio
 
-from agent.runtime import agent_settings
-from agent.service import Agent, RunSummary
+from agent.config import Settings
+from agent.service import Agent, AgentSettings, RunSummary
 
 __all__ = ["DRY_RUN_PROOF", "run_dry"]
 
@@ -38,7 +38,7 @@ def _params(cache: Path, console: Any) -> Path:
     pt = proof_type(DRY_RUN_PROOF)
     directory = cache / "params-dev"
     if all(p.is_file() for p in params_paths(directory, pt)):
-        ensure_dev_params(pt, directory)  # made here: recorded as checked (the prover skips point checks)
+        ensure_dev_params(pt, directory, cache=cache)  # made here: recorded as checked (no point checks)
         return directory
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -57,7 +57,7 @@ def _params(cache: Path, console: Any) -> Path:
                 console.print(f"setup: {stage} ({100 * done / max(total, 1e-9):.0f} % done)")
 
         t0 = time.perf_counter()
-        ensure_dev_params(pt, directory, progress=progress)
+        ensure_dev_params(pt, directory, cache=cache, progress=progress)
     console.print(f"development parameters ready in {time.perf_counter() - t0:.0f} s")
     return directory
 
@@ -98,17 +98,17 @@ async def _drive(agent: Agent, max_proofs: int, live: bool, console: Any) -> Run
     return summary
 
 
-def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) -> RunSummary:
-    """Run the dry run to ``max_proofs`` accepted proofs and return the summary."""
+def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = None) -> RunSummary:
+    """Run the dry run to ``max_proofs`` accepted proofs and return the summary. Built by ``agent.runtime``
+    like ``psagent run`` (the prover from ``[prover]``, the client's timeouts and retries, the loops'
+    settings), with the mock market's URL, a throwaway wallet, a temporary store, the development parameters
+    and shorter intervals in place of the configured ones."""
     from rich.console import Console
 
+    from agent import runtime
     from agent.config import cache_dir
-    from agent.proving.engine import Groth16Engine
     from agent.proving.parameters import params_paths
-    from agent.proving.pipeline import ProofPipeline
-    from agent.proving.prover import AdmittedProver
     from agent.store import SqliteStore
-    from market.client import MarketClient
     from market.mock import MarketRules, MockMarket
     from market.mock import PairingChecker as MarketPairingChecker
     from market.mock.pool import ChallengePool
@@ -122,9 +122,10 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
     fresh = not (cache / "pool").exists()
     console.print("challenge sector: sealing one (once)" if fresh else "challenge sector: cached")
     pool = ChallengePool.open(cache / "pool", proof_type=DRY_RUN_PROOF)
-    pipeline = ProofPipeline(params_dir, engines=[Groth16Engine(settings.prover.backend)])
-    prover = AdmittedProver(pipeline, accepted=(DRY_RUN_PROOF,))
-    console.print(f"prover backend: {prover.backend}")
+    prover = runtime.build_prover(
+        settings, accepted=(DRY_RUN_PROOF,), accepted_update=(), params_dir=params_dir, cache=cache
+    )
+    console.print(f"prover backend: {prover.backend}, {prover.capacity} slot(s)")
     wallet = Wallet.generate()
     rules = MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1)
     with tempfile.TemporaryDirectory(prefix="psagent-dry-") as tmp, MockMarket(
@@ -134,17 +135,18 @@ def run_dry(settings: Any, *, max_proofs: int = 1, cache: Path | None = None) ->
         challenge_source=pool.take,
     ) as market:
         console.print(f"mock market on {market.base_url}; throwaway wallet {wallet.address.encode('f')}")
-        store = SqliteStore(Path(tmp) / "agent.db")
-        s = agent_settings(settings)
-        req = replace(
-            s.requests, price_attofil=rules.demand_price, low_water=1, high_water=1, poll_interval_s=0.5,
-            backoff_max_s=5.0,
-        )
-        s = replace(s, requests=req, idle_s=0.2, error_backoff_s=1.0)
+        store = SqliteStore(Path(tmp) / "agent.db", discard_inputs=settings.retention.discard_inputs)
+
+        def tune(s: AgentSettings) -> AgentSettings:
+            req = replace(
+                s.requests, price_attofil=rules.demand_price, low_water=1, high_water=1, poll_interval_s=0.5,
+                backoff_max_s=5.0,
+            )
+            return replace(s, requests=req, idle_s=0.2, error_backoff_s=1.0)
 
         async def main() -> RunSummary:
-            async with MarketClient(market.base_url, wallet) as client:
-                agent = Agent(client, store, prover, s, warm_up=prover.warm_up)
+            async with runtime.market_client(settings, wallet, url=market.base_url) as client:
+                agent = runtime.build_agent(settings, client, store, prover, tune=tune)
                 return await _drive(agent, max_proofs, sys.stderr.isatty(), console)
 
         try:

@@ -67,13 +67,8 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, separators=(",", ":"))
 
 
-def setup_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:
-    """Install the root handler. Later calls only change the level (one setup per process)."""
-    global _configured
-    root = logging.getLogger()
-    root.setLevel(level.upper())
-    if _configured:
-        return
+def make_handler(fmt: str = "auto", stream: TextIO | None = None) -> logging.Handler:
+    """The root handler for ``logging.format``: human-readable lines (rich) or JSON lines, redacted."""
     stream = stream or sys.stderr
     human = fmt == "human" or (fmt == "auto" and stream.isatty())
     handler: logging.Handler
@@ -87,7 +82,17 @@ def setup_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None 
         handler = logging.StreamHandler(stream)
         handler.setFormatter(JsonFormatter())
     handler.addFilter(RedactFilter())
-    root.handlers[:] = [handler]
+    return handler
+
+
+def setup_logging(level: str = "info", fmt: str = "auto", stream: TextIO | None = None) -> None:
+    """Install the root handler. Later calls only change the level (one setup per process)."""
+    global _configured
+    root = logging.getLogger()
+    root.setLevel(level.upper())
+    if _configured:
+        return
+    root.handlers[:] = [make_handler(fmt, stream)]
     for name in _CHATTY:
         logging.getLogger(name).setLevel(logging.WARNING)
     _configured = True

@@ -1,31 +1,80 @@
-"""Putting the agent together from its configuration: wallet, market client, store, settings, status.
+"""The composition root: the agent built from its configuration, one way for ``psagent run``, the dry run and
+the reliability harness.
 
-Kept apart from the CLI so that ``psagent run``, the dry-run and tests build the agent the same way, and
-apart from :mod:`agent.service` so the service stays free of configuration parsing.
+Every key of ``[market]``, ``[prover]``, ``[store]``, ``[metrics]`` and ``[retention]`` is read here and
+nowhere else in the agent (``[logging]`` by the CLI's set-up): the wallet, the market client (timeouts, retry
+budget, size cap), the store (and whether ended requests keep their inputs), the prover (backend, every
+configured device with an admission slot, partitions in flight per device, the memory budget, the
+parameters directory, whether proofs are verified), the loops' settings and the metrics exporter. Callers
+that need a different piece (the dry run's mock market and throwaway wallet, the harness's fault seams)
+pass it in; everything else comes from here. Kept apart from the CLI so that nothing here prints or exits
+(a bad value is a :class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service`
+so the service stays free of configuration parsing.
+
+Also the status report (``psagent status``): the store and the running agent's gate file, read.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.config import ConfigError, Settings
 from agent.requester import RequestLoopSettings
-from agent.service import AgentSettings
-from agent.stages import StageSettings
+from agent.service import Agent, AgentSettings, Market, RunSummary
+from agent.stages import Prover, StageSettings, request_work
 from agent.storage import open_store
 from agent.store import TERMINAL_STATES, AskState, RequestState, Store
 
-__all__ = ["StatusReport", "agent_settings", "gate_file", "load_wallet", "read_gate", "status_report"]
+if TYPE_CHECKING:
+    from agent.metrics import AgentMetrics
+    from agent.proving.prover import AdmittedProver
+    from agent.proving.work import Work
+    from gpu.device import Device
+    from market.client import MarketClient, RetryPolicy
+    from market.wallet import Wallet
+
+__all__ = [
+    "StatusReport",
+    "agent_settings",
+    "build_agent",
+    "build_prover",
+    "gate_file",
+    "load_wallet",
+    "market_client",
+    "open_configured_store",
+    "proving_devices",
+    "read_gate",
+    "retry_policy",
+    "run",
+    "ServedProver",
+    "start_metrics",
+    "status_report",
+]
+
+log = logging.getLogger(__name__)
+
+
+class ServedProver(Prover, Protocol):
+    """What the service needs of its prover beyond proving: how many jobs it runs at once (one prove loop
+    each) and the readiness gate's warm-up (``agent.proving.prover.AdmittedProver``; a double in the
+    reliability harness)."""
+
+    @property
+    def capacity(self) -> int: ...
+    def warm_up(self) -> None: ...
+
 
 GATE_STALE_S = 30.0  # the running agent rewrites its gate file every few seconds
 
 
-def load_wallet(settings: Settings) -> Any:
+def load_wallet(settings: Settings) -> Wallet:
     """The provider wallet from ``market.key_file``; its address must equal ``market.wallet`` when given."""
     from market.errors import WalletError
     from market.wallet import read_key_file
@@ -47,7 +96,129 @@ def load_wallet(settings: Settings) -> Any:
     return wallet
 
 
-def agent_settings(settings: Settings, *, max_attempts: int = 3) -> AgentSettings:
+def open_configured_store(settings: Settings, **options: Any) -> Store:
+    """``store.url``, ended requests keeping their inputs only when ``retention.discard_inputs`` is false;
+    ``options`` (heartbeat_s, stale_after_s, clock) go to the backend."""
+    from agent.store import StoreError
+
+    try:
+        return open_store(settings.store.url, discard_inputs=settings.retention.discard_inputs, **options)
+    except StoreError as e:
+        raise ConfigError(f"store.url: {e}") from None
+
+
+def retry_policy(
+    settings: Settings,
+    *,
+    initial_s: float | None = None,
+    max_s: float | None = None,
+    attempt_s: float | None = None,
+    fetch_attempt_s: float | None = None,
+) -> RetryPolicy:
+    """The market client's retries: ``market.retry_budget_s`` in all; the others (None: the client's
+    defaults) set the backoff and per-try limits (the reliability harness shortens them)."""
+    from market.client import RetryPolicy
+
+    p = RetryPolicy(budget_s=settings.market.retry_budget_s)
+    return RetryPolicy(
+        initial_s=p.initial_s if initial_s is None else initial_s,
+        max_s=p.max_s if max_s is None else max_s,
+        budget_s=p.budget_s,
+        attempt_s=p.attempt_s if attempt_s is None else attempt_s,
+        fetch_attempt_s=p.fetch_attempt_s if fetch_attempt_s is None else fetch_attempt_s,
+    )
+
+
+def market_client(
+    settings: Settings, signer: Wallet, *, url: str | None = None, retry: RetryPolicy | None = None
+) -> MarketClient:
+    """The market client of ``market.url`` (or ``url``: the dry run's mock), ``request_timeout_s`` per
+    request, ``retry_budget_s`` of retries, ``max_request_bytes`` of request data at most."""
+    from market.client import MarketClient
+
+    m = settings.market
+    return MarketClient(
+        url or m.url, signer, timeout_s=m.request_timeout_s, retry=retry or retry_policy(settings),
+        max_request_bytes=m.max_request_bytes,
+    )
+
+
+def proving_devices(
+    settings: Settings, list_devices: Callable[[], Sequence[Device]] | None = None
+) -> tuple[str, tuple[Device, ...]]:
+    """The backend (``prover.backend``, ``auto`` decided by ``gpu.device.resolve_backend``) and, for CUDA,
+    the devices ``prover.devices`` names ("all": every visible one); ConfigError naming the key when a
+    device is not there. ``list_devices`` (tests): the devices visible, instead of the driver's."""
+    from gpu.device import devices as visible_devices
+    from gpu.device import resolve_backend
+    from gpu.placement import Backend, GpuError
+
+    p = settings.prover
+    try:
+        found = tuple(list_devices() if list_devices is not None else visible_devices())
+    except GpuError:
+        found = ()
+    try:
+        backend = resolve_backend(p.backend, found)
+    except GpuError as exc:
+        raise ConfigError(f"prover.backend = {p.backend}: {exc}") from None
+    if backend is Backend.cpu:
+        if isinstance(p.devices, list):
+            log.warning("prover.devices = %s: ignored, proving on the CPU", p.devices)
+        return backend.value, ()
+    if p.devices == "all":
+        return backend.value, found
+    by_index = {d.index: d for d in found}
+    missing = [i for i in p.devices if i not in by_index]
+    if missing:
+        raise ConfigError(
+            f"prover.devices: no CUDA device {missing[0]} here (visible: {sorted(by_index) or 'none'})"
+        )
+    return backend.value, tuple(by_index[i] for i in p.devices)
+
+
+def build_prover(
+    settings: Settings,
+    *,
+    accepted: Sequence[str] | None = None,
+    accepted_update: Sequence[str] | None = None,
+    params_dir: Path | None = None,
+    cache: Path | None = None,
+    list_devices: Callable[[], Sequence[Device]] | None = None,
+) -> AdmittedProver:
+    """The agent's prover from ``[prover]``: one engine per configured device (one CPU engine on the CPU),
+    each with its admission slot and ``memory_budget_gib`` of budget, ``partition_workers`` partitions of a
+    proof in flight per device, parameters from ``params_dir`` (or the dry run's), every partition verified
+    unless ``verify_before_submit`` is false (its debug switch set). ``accepted``/``accepted_update``: the
+    proof types the readiness gate loads (default: what the market sends)."""
+    from agent.config import cache_dir
+    from agent.proving.engine import Engine, Groth16Engine
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import PRODUCTION_PROOF_TYPES, PRODUCTION_UPDATE_TYPES, AdmittedProver
+
+    p = settings.prover
+    backend, devices = proving_devices(settings, list_devices)
+    engines: list[Engine] = (
+        [Groth16Engine(backend, d) for d in devices] if devices else [Groth16Engine(backend)]
+    )
+    pipeline = ProofPipeline(
+        params_dir if params_dir is not None else p.params_dir,
+        engines=engines,
+        cache=cache if cache is not None else cache_dir(),
+        workers=p.partition_workers,
+    )
+    return AdmittedProver(
+        pipeline,
+        accepted=PRODUCTION_PROOF_TYPES if accepted is None else accepted,
+        accepted_update=PRODUCTION_UPDATE_TYPES if accepted_update is None else accepted_update,
+        device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
+        verify=p.verify_before_submit,
+    )
+
+
+def agent_settings(settings: Settings, *, prover_slots: int = 1, max_attempts: int = 3) -> AgentSettings:
+    """The loops' settings from ``[market]`` and ``[retention]``; ``prover_slots``: the prover's capacity
+    (one prove loop per admission slot)."""
     m, r = settings.market, settings.retention
     return AgentSettings(
         requests=RequestLoopSettings(
@@ -57,10 +228,79 @@ def agent_settings(settings: Settings, *, max_attempts: int = 3) -> AgentSetting
             poll_interval_s=m.poll_interval_s,
             backoff_max_s=m.backoff_max_s,
         ),
-        stages=StageSettings(max_attempts=max_attempts),
+        stages=StageSettings(
+            max_attempts=max_attempts, submit_unverified=not settings.prover.verify_before_submit
+        ),
+        prover_slots=prover_slots,
         retention_submitted_s=r.submitted_days * 86400.0,
         retention_failed_s=r.failed_days * 86400.0,
     )
+
+
+def start_metrics(settings: Settings, metrics: AgentMetrics) -> bool:
+    """The Prometheus exporter on ``metrics.listen`` (an empty value: none). Returns whether it serves."""
+    listen = settings.metrics.listen
+    if not listen:
+        return False
+    try:
+        metrics.serve(listen)
+    except OSError as exc:
+        raise ConfigError(f"metrics.listen = {listen}: {exc}") from None
+    return True
+
+
+def build_agent(
+    settings: Settings,
+    market: Market,
+    store: Store,
+    prover: ServedProver,
+    *,
+    metrics: AgentMetrics | None = None,
+    gate: Path | None = None,
+    agent_type: type[Agent] = Agent,
+    check: Callable[[bytes], Work] = request_work,
+    warm_up: Callable[[], None] | None = None,
+    tune: Callable[[AgentSettings], AgentSettings] | None = None,
+) -> Agent:
+    """The service over ``market``, ``store`` and ``prover``: as many prove loops as the prover has admission
+    slots, the loops' settings from the configuration (``tune`` adjusts them: the dry run's and the
+    harness's shorter intervals), the prover's warm-up as the readiness gate unless ``warm_up`` is given."""
+    s = agent_settings(settings, prover_slots=prover.capacity)
+    if tune is not None:
+        s = tune(s)
+    return agent_type(
+        market, store, prover, s, check=check, warm_up=warm_up or prover.warm_up, metrics=metrics,
+        gate_file=gate,
+    )
+
+
+def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
+    """``psagent run``: the agent built from ``settings``, run until a signal (or ``max_proofs`` accepted
+    proofs). ConfigError (one line naming the key) before anything starts when a value cannot be used."""
+    import anyio
+
+    from agent.config import SUBMIT_UNVERIFIED_ENV
+    from agent.metrics import AgentMetrics
+
+    wallet = load_wallet(settings)
+    prover = build_prover(settings)
+    store = open_configured_store(settings)
+    if not settings.prover.verify_before_submit:
+        log.warning("prover.verify_before_submit = false (%s=1): proofs are submitted unverified",
+                    SUBMIT_UNVERIFIED_ENV)
+    try:
+        metrics = AgentMetrics()
+        start_metrics(settings, metrics)
+
+        async def main() -> RunSummary:
+            async with market_client(settings, wallet) as client:
+                gate = gate_file(settings)
+                agent = build_agent(settings, client, store, prover, metrics=metrics, gate=gate)
+                return await agent.run(max_proofs=max_proofs)
+
+        return anyio.run(main)
+    finally:
+        store.close()
 
 
 @dataclass(frozen=True)
@@ -147,12 +387,3 @@ def status_report(
         oldest_unfinished_s=(now - min(unfinished)) if unfinished else None,
         gate=read_gate(gate, now=now) if gate is not None else {"state": "not running", "reason": ""},
     )
-
-
-def open_configured_store(settings: Settings) -> Store:
-    from agent.store import StoreError
-
-    try:
-        return open_store(settings.store.url)
-    except StoreError as e:
-        raise ConfigError(f"store.url: {e}") from None

@@ -33,7 +33,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -195,7 +195,7 @@ class Agent:
         self.metrics = metrics or AgentMetrics()
         self.notifier = notifier or Notifier()
         self.owner = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
-        self.stages = StageSettings(max_attempts=settings.stages.max_attempts, owner=self.owner)
+        self.stages = replace(settings.stages, owner=self.owner)
         self.handoff = WorkHandoff(limit=4 * max(settings.prover_slots, 1) + settings.requests.high_water)
         self.fleet = FleetMember(store, self.owner, capacity=settings.prover_slots)
         self.counters = StageCounters()

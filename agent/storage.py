@@ -14,7 +14,7 @@ from agent.store import SqliteStore, SqlStore, StoreError
 
 def open_store(url: str, **options: Any) -> SqlStore:
     """The store named by a config URL: ``sqlite:///PATH`` or ``postgresql://…`` (needs psagent[postgres]).
-    ``options`` (heartbeat_s, stale_after_s, clock) go to the backend."""
+    ``options`` (heartbeat_s, stale_after_s, clock, discard_inputs) go to the backend."""
     if url.startswith("sqlite:///"):
         return SqliteStore(url[len("sqlite:///") :], **options)  # sqlite:////abs/path → /abs/path
     if url.startswith(("postgresql://", "postgres://")):

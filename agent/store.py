@@ -14,7 +14,8 @@ raises :class:`TransitionError` and changes nothing::
        └──────────┴───────────┴────────────┴──► gone | failed     (fetched/proving ──► queued: orphan reset)
 
 Request data (the ProofData bytes) lives in the row while it is needed and is erased when the request ends
-(the market's terms, 6.3: inputs are discarded right after the work is done).
+(the market's terms, 6.3: inputs are discarded right after the work is done), unless the operator chose to
+keep ended requests' inputs until their rows are purged (``retention.discard_inputs = false``).
 """
 
 from __future__ import annotations
@@ -341,8 +342,15 @@ class SqlStore:
     _LOCK_ROWS = ""  # PostgreSQL: " FOR UPDATE SKIP LOCKED" (SQLite serialises writers: BEGIN IMMEDIATE)
 
     def __init__(
-        self, *, clock: Callable[[], float] | None, heartbeat_s: float, stale_after_s: float
+        self,
+        *,
+        clock: Callable[[], float] | None,
+        heartbeat_s: float,
+        stale_after_s: float,
+        discard_inputs: bool = True,
     ) -> None:
+        """``discard_inputs`` (config retention.discard_inputs): erase a request's data when it ends (the
+        market's terms, 6.3); false keeps it until the row is purged."""
         if not 0 < heartbeat_s < stale_after_s:
             raise StoreError(f"need 0 < heartbeat_s ({heartbeat_s}) < stale_after_s ({stale_after_s})")
         self._clock = clock or time.time
@@ -354,6 +362,7 @@ class SqlStore:
         self._in_flight: Counter[int] = Counter()
         self.heartbeat_s = heartbeat_s
         self.stale_after_s = stale_after_s
+        self.discard_inputs = discard_inputs
 
     # -- backend hooks ----------------------------------------------------------------------------------
 
@@ -468,8 +477,9 @@ class SqlStore:
         with ``owner``, no longer held by that owner: a claim re-queued from a member presumed dead is fenced
         off, so its late result cannot overwrite the new claim's).
 
-        Entering a terminal state erases the request data; entering ``computed`` needs the proof; every change
-        drops the row's claim. ``error`` is kept as last_error (None keeps the old one)."""
+        Entering a terminal state erases the request data (unless ``discard_inputs`` is off), going back to
+        queued always does; entering ``computed`` needs the proof; every change drops the row's claim.
+        ``error`` is kept as last_error (None keeps the old one)."""
         if dst not in TRANSITIONS[src]:
             raise TransitionError(f"{src.value} → {dst.value} is not a request state change")
         if dst is RequestState.COMPUTED and not proof:
@@ -490,7 +500,7 @@ class SqlStore:
             if job_id is not None:
                 sets.append("job_id = ?")
                 args.append(job_id)
-            if dst in TERMINAL_STATES or dst is RequestState.QUEUED:
+            if (dst in TERMINAL_STATES and self.discard_inputs) or dst is RequestState.QUEUED:
                 sets.append("data = NULL")
             where = "row_id = ? AND state = ?"
             args += [row_id, src.value]
@@ -878,8 +888,11 @@ class SqliteStore(SqlStore):
         clock: Callable[[], float] | None = None,
         heartbeat_s: float = 5.0,
         stale_after_s: float = 30.0,
+        discard_inputs: bool = True,
     ) -> None:
-        super().__init__(clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s)
+        super().__init__(
+            clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s, discard_inputs=discard_inputs
+        )
         self.path = str(path)
         try:
             if self.path != ":memory:":

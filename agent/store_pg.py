@@ -134,8 +134,11 @@ class PgStore(SqlStore):
         heartbeat_s: float = 5.0,
         stale_after_s: float = 30.0,
         connect_timeout_s: float = 10.0,
+        discard_inputs: bool = True,
     ) -> None:
-        super().__init__(clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s)
+        super().__init__(
+            clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s, discard_inputs=discard_inputs
+        )
         self.url = url
         self._timeout_s = connect_timeout_s
         self._conn: psycopg.Connection[Any] | None = None

@@ -9,7 +9,7 @@ reads their attributes only; no device's context is created until work (or ``tot
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -128,17 +128,19 @@ def get_device(device: Device | int) -> Device:
     raise GpuError(f"no CUDA device with index {device}; visible: {[d.index for d in found]}", device=device)
 
 
-def resolve_backend(backend: Backend | str) -> Backend:
+def resolve_backend(backend: Backend | str, found: Sequence[Device] | None = None) -> Backend:
     """The one place ``auto`` is decided: CUDA when a real GPU is visible (the simulator does not count,
     it runs kernels as Python), else the CPU. ``cuda`` stays ``cuda`` if any device (or the simulator) is
-    there; with none it is a GpuError. ``cpu`` is ``cpu``."""
+    there; with none it is a GpuError. ``cpu`` is ``cpu``. ``found``: the devices visible, when the caller
+    has listed them already (default: :func:`devices`)."""
     chosen = Backend(backend)
     if chosen is Backend.cpu:
         return chosen
-    try:
-        found = devices()
-    except Exception:  # noqa: BLE001 - a driver that cannot enumerate devices means: no usable GPU
-        found = []
+    if found is None:
+        try:
+            found = devices()
+        except Exception:  # noqa: BLE001 - a driver that cannot enumerate devices means: no usable GPU
+            found = []
     if found and (chosen is Backend.cuda or any(not d.simulated for d in found)):
         return Backend.cuda
     if chosen is Backend.cuda:

@@ -7,9 +7,9 @@ so a violation fails even if it sits in code no other test executes:
   gpu.groth16's R1CS/prover;
 * inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
-* inside agent likewise (AGENT_RANK): the leaves (config, store, admission, …) < the proving wing
-  (agent.proving: work/parameters/engine < verifier < pipeline < prover) < the request stages, requester and
-  fleet < the service < the composition root (agent.runtime) < the dry run < the CLI;
+* inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
+  < the proving wing (agent.proving: work/engine < verifier < pipeline < prover) < the request stages,
+  requester and fleet < the service < the composition root (agent.runtime) < the dry run < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -61,7 +61,7 @@ AGENT_RANK = {
     "agent.metrics": (1,),
     "agent.proving": (1, 9),
     "agent.proving.work": (1, 0),
-    "agent.proving.parameters": (1, 0),
+    "agent.proving.parameters": (-1,),  # a leaf: the configuration takes its default directory from it
     "agent.proving.engine": (1, 0),
     "agent.proving.verifier": (1, 1),
     "agent.proving.pipeline": (1, 2),

@@ -46,9 +46,13 @@ def register(app: typer.Typer) -> None:
             fail(f"--max-proofs must be at least 1, got {max_proofs}", EXIT_USAGE)
         settings = settings_or_exit(config)
         if dry_run:
+            from agent.config import ConfigError
             from agent.dryrun import run_dry
 
-            summary = run_dry(settings, max_proofs=max_proofs or 1)
+            try:
+                summary = run_dry(settings, max_proofs=max_proofs or 1)
+            except ConfigError as exc:
+                fail(str(exc), EXIT_USAGE)
         else:
             summary = _run_agent(settings, max_proofs)
         typer.echo(summary.line())
@@ -132,51 +136,12 @@ def _devices() -> list[str]:
 
 
 def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
-    """Build the agent from the configuration and run it until a signal (or --max-proofs)."""
-    import anyio
-
+    """The agent built from the configuration (agent.runtime), run until a signal (or --max-proofs); a value
+    that cannot be used is one line and exit 2 before anything starts."""
+    from agent import runtime
     from agent.config import ConfigError
-    from agent.metrics import AgentMetrics
-    from agent.proving.engine import Groth16Engine
-    from agent.proving.pipeline import ProofPipeline
-    from agent.proving.prover import PRODUCTION_UPDATE_TYPES, AdmittedProver
-    from agent.runtime import agent_settings, gate_file, load_wallet, open_configured_store
-    from agent.service import Agent
-    from market.client import MarketClient
 
     try:
-        wallet = load_wallet(settings)
-        store = open_configured_store(settings)
+        return runtime.run(settings, max_proofs=max_proofs)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    p, m = settings.prover, settings.market
-    device = p.devices[0] if isinstance(p.devices, list) and p.devices else None
-    try:
-        pipeline = ProofPipeline(p.params_dir, engines=[Groth16Engine(p.backend, device)])
-        prover = AdmittedProver(
-            pipeline, device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
-            accepted_update=PRODUCTION_UPDATE_TYPES,
-        )
-    except Exception as exc:  # noqa: BLE001 - a GpuError for backend = "cuda" without a GPU
-        fail(f"prover.backend = {p.backend}: {exc}", EXIT_USAGE)
-    metrics = AgentMetrics()
-    if settings.metrics.listen:
-        try:
-            metrics.serve(settings.metrics.listen)
-        except OSError as exc:
-            fail(f"metrics.listen = {settings.metrics.listen}: {exc}", EXIT_USAGE)
-
-    async def main() -> RunSummary:
-        async with MarketClient(
-            m.url, wallet, timeout_s=m.request_timeout_s, max_request_bytes=m.max_request_bytes
-        ) as client:
-            agent = Agent(
-                client, store, prover, agent_settings(settings), metrics=metrics,
-                warm_up=prover.warm_up, gate_file=gate_file(settings),
-            )
-            return await agent.run(max_proofs=max_proofs)
-
-    try:
-        return anyio.run(main)
-    finally:
-        store.close()

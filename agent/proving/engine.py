@@ -82,11 +82,11 @@ class Groth16Engine:
     def __init__(
         self,
         backend: Backend | str = "auto",
-        device: int | None = None,
+        device: Device | int | None = None,
         *,
         params_to_device: bool | None = None,
     ) -> None:
-        """``device``: the CUDA ordinal (None: 0); ``params_to_device`` (None:
+        """``device``: the CUDA device or its ordinal (None: 0); ``params_to_device`` (None:
         :func:`params_to_device_default`, the environment; CUDA only): the pipeline loads parameter files
         with :meth:`load_params` instead of the host reader."""
         from gpu import Backend

@@ -8,6 +8,9 @@
   mtime in the cache directory. Files made here are recorded as they are written.
 * :func:`ensure_dev_params`: development parameters for a proof type (a fresh trusted setup with CSPRNG
   toxic waste, which is discarded: fine for a dry run, not what the market verifies against).
+
+A leaf of the agent: it imports nothing else of it, so the configuration can take its default directory
+from here (the cache directory is always passed in).
 """
 
 from __future__ import annotations
@@ -130,18 +133,18 @@ def ensure_dev_params(
     pt: ProofType | UpdateProofType,
     directory: Path,
     *,
+    cache: Path,
     progress: Progress | None = None,
-    cache: Path | None = None,
 ) -> tuple[Path, Path]:
     """Development parameters for ``pt`` in ``directory`` (made once; later calls find them).
 
     Written under a temporary name and renamed, so an interrupted setup never leaves a half file that a later
     run would take for parameters. Files made here (this function's ``.meta.json`` beside them) are recorded
-    in :class:`CheckedParams`, so the prover never spends minutes checking points this machine computed."""
-    from agent.config import cache_dir
+    in :class:`CheckedParams` (under ``cache``), so the prover never spends minutes checking points this
+    machine computed."""
     from gpu.groth16.setup import describe, generate
 
-    checked = CheckedParams(cache if cache is not None else cache_dir())
+    checked = CheckedParams(cache)
     params_path, vk_path = params_paths(directory, pt)
     meta_path = directory / f"{pt.param_stem}.meta.json"
     if params_path.is_file() and vk_path.is_file():

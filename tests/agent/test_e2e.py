@@ -298,7 +298,7 @@ async def test_real_prover_end_to_end(challenge_pool: ChallengePool, tmp_path: P
 
     params_dir = cache_dir() / "params-dev"
     pt = proof_type("StackedDrg2KiBV1_1")
-    _, vk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(pt, params_dir))
+    _, vk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(pt, params_dir, cache=cache_dir()))
     market = MockMarket(
         checker=MarketPairing(vk),
         rules=MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1),
@@ -340,8 +340,8 @@ async def test_real_prover_mixed_porep_and_snap(mixed_pool: ChallengePool, tmp_p
     params_dir = cache_dir() / "params-dev"
     pt = proof_type("StackedDrg2KiBV1_1")
     upt = for_sector_size(pt.sector_size)
-    _, vk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(pt, params_dir))
-    _, uvk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(upt, params_dir))
+    _, vk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(pt, params_dir, cache=cache_dir()))
+    _, uvk = await anyio.to_thread.run_sync(lambda: ensure_dev_params(upt, params_dir, cache=cache_dir()))
     market = MockMarket(
         checker=MarketPairing(vk, update_vk=uvk),
         rules=MarketRules(slot_divisor=1, initial_challenges=50, demand_open=2),

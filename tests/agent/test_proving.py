@@ -474,3 +474,51 @@ def test_blank_r1cs_of_an_update_type_is_the_update_circuit(monkeypatch: pytest.
     assert blank_r1cs(update_proof_type("StackedDrg2KiBV1")) == "U"
     assert blank_r1cs(proof_type("StackedDrg2KiBV1")) == "S"
     assert asked == [("update", "StackedDrg2KiBV1"), ("seal", "StackedDrg2KiBV1")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_every_device_gets_a_slot_and_proves_at_once(toy: _Params, tmp_path: Path) -> None:
+    """Two engines on two (simulated) devices: the admitted prover has two slots, two jobs prove at the same
+    time, one on each device, each with its own key (the R1CS is shared); a third job waits for a slot."""
+    from gpu.device import Device
+
+    engines = [ReferenceEngine(delay_s=0.2), ReferenceEngine(delay_s=0.2)]
+    for i, e in enumerate(engines):
+        e.device = Device(i, f"sim {i}", (0, 0), True)  # type: ignore[misc]
+    circuit = ToyCircuit(2, lambda c1: c1.xs)
+    pipe = _pipeline(toy, tmp_path, circuit, engines=engines)
+    prover = AdmittedProver(pipe)
+    assert prover.capacity == 2 and [s.index for s in prover.slots] == [0, 1]
+    busy: list[int] = []
+    peak = [0]
+    lock = threading.Lock()
+
+    def watch(i: int, orig: Any) -> Any:
+        def prove(*a: Any, **kw: Any) -> bytes:
+            with lock:
+                busy.append(i)
+                peak[0] = max(peak[0], len(busy))
+            try:
+                return orig(*a, **kw)
+            finally:
+                with lock:
+                    busy.remove(i)
+
+        return prove
+
+    for i, e in enumerate(engines):
+        e.prove = watch(i, e.prove)  # type: ignore[method-assign]
+    results: list[Any] = []
+
+    async def job(n: int) -> None:
+        results.append(await prover.prove(toy_work(1), f"job-{n}"))
+
+    t0 = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for n in range(3):
+            tg.start_soon(job, n)
+    assert len(results) == 3 and all(r.report.ok for r in results)
+    assert peak[0] == 2 and sorted(e.keys for e in engines) == [1, 1] and circuit.r1cs_calls == 1
+    assert sum(len(e.memory) for e in engines) == 3 and all(e.memory for e in engines)
+    assert time.perf_counter() - t0 < 3 * 0.2 + 0.5  # not one after the other on one device

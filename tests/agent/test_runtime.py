@@ -50,3 +50,26 @@ def test_status_report(tmp_path):
     assert r.recent_failures == [("b", "check: bad comm_d")] and r.oldest_unfinished_s == 60.0
     assert r.as_json()["payments"]["cumulative_attofil"] == "11"
     store.close()
+
+
+def test_the_runtime_gives_every_configured_device_a_prove_loop(tmp_path):
+    """prover.devices = "all" on a host with two (simulated) devices: two engines, two admission slots, two
+    prove loops in the service; a list names the devices used."""
+    from agent.runtime import build_agent, build_prover
+    from gpu.device import Device
+
+    found = [Device(0, "sim 0", (0, 0), True), Device(1, "sim 1", (0, 0), True)]
+    settings = Settings(prover={"backend": "cuda", "devices": "all", "params_dir": str(tmp_path)})
+    prover = build_prover(settings, list_devices=lambda: found, cache=tmp_path)
+    assert prover.capacity == 2 and [e.device.index for e in prover.pipeline.engines] == [0, 1]
+    store = SqliteStore(tmp_path / "s.db")
+    agent = build_agent(settings, object(), store, prover)  # type: ignore[arg-type]
+    assert agent.settings.prover_slots == 2 and agent.fleet.capacity == 2
+    one = build_prover(
+        Settings(prover={"backend": "cuda", "devices": [1], "params_dir": str(tmp_path)}),
+        list_devices=lambda: found, cache=tmp_path,
+    )
+    assert one.capacity == 1 and one.slots[0].index == 1
+    cpu = build_prover(Settings(prover={"backend": "cpu", "params_dir": str(tmp_path)}), cache=tmp_path)
+    assert cpu.capacity == 1 and cpu.backend == "cpu"
+    store.close()

@@ -296,3 +296,28 @@ async def test_the_fetched_work_is_handed_to_the_prove_stage(store, work_bytes):
     for i in range(3):
         small.put(i, seen[0])
     assert small.take(0) is None and small.take(1) is seen[0] and small.take(1) is None
+
+
+async def test_an_unchecked_proof_is_stored_only_under_the_debug_switch(store, work_bytes):
+    """prover.verify_before_submit = false (its debug switch set): a proof whose partitions were not checked
+    is stored as computed; without the switch it is not; a proof whose check failed never is."""
+    from agent.proving.prover import Proven
+    from agent.proving.verifier import VerifyReport
+
+    class Unchecked(FakeProver):
+        def __init__(self, verdict: bool | None) -> None:
+            super().__init__()
+            self.verdict = verdict
+
+        async def prove(self, work, job_id):
+            proven = await super().prove(work, job_id)
+            return Proven(proven.proof, VerifyReport((self.verdict,) * work.partitions))
+
+    cid = _queue(store, work_bytes)
+    await fetch_one(FakeMarket({cid: work_bytes}), store)
+    row = await prove_one(store, Unchecked(None), StageSettings())
+    assert row is not None and row.state is S.FETCHED and "not verified" in (row.last_error or "")
+    row = await prove_one(store, Unchecked(False), StageSettings(submit_unverified=True))
+    assert row is not None and row.state is S.FETCHED and "did not verify" in (row.last_error or "")
+    row = await prove_one(store, Unchecked(None), StageSettings(submit_unverified=True))
+    assert row is not None and row.state is S.COMPUTED and row.proof is not None

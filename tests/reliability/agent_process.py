@@ -1,10 +1,11 @@
 """The agent as its own process for the reliability runner: ``python agent_process.py SPEC.json``.
 
 It is the real service (agent.service.Agent, its loops, the SQLite store, market.client over HTTP), built from
-a real TOML configuration through agent.config / agent.runtime (so the key file's permission check, the store
-URL and the size cap are the production ones), with the proving stages played by the stand-in prover of
-tests/agent/_standin.py (the mock market's DigestStandInChecker accepts its bytes; no Groth16 time). Seams the
-runner drives, all in this file:
+a real TOML configuration by the composition root, agent.runtime, as ``psagent run`` builds it (the key
+file's permission check, the store URL, the client's timeouts, retry budget and size cap, the loops' settings
+are the production ones), with the proving stages played by the stand-in prover of tests/agent/_standin.py
+(the mock market's DigestStandInChecker accepts its bytes; no Groth16 time). Seams the runner drives, all in
+this file:
 
 * ``hold``: at one named pipeline stage (fetch, check, synthesis, prove, verify, store, submit) write
   the stage into ``control/held`` and sleep, so the runner can ``kill -9`` the process right there;
@@ -39,17 +40,17 @@ enable_kernel_cache()  # as the CLI does, before numba loads: a restart must not
 
 from _standin import stand_in_report  # noqa: E402
 
+from agent import runtime  # noqa: E402
 from agent.config import ConfigError, load_settings  # noqa: E402
 from agent.logsetup import setup_logging  # noqa: E402
 from agent.metrics import AgentMetrics  # noqa: E402
 from agent.proving.prover import Proven  # noqa: E402
 from agent.proving.work import Work  # noqa: E402
-from agent.runtime import agent_settings, load_wallet, open_configured_store  # noqa: E402
-from agent.service import Agent  # noqa: E402
+from agent.service import Agent, AgentSettings  # noqa: E402
 from agent.stages import request_work  # noqa: E402
 from agent.store import RequestState, SqliteStore  # noqa: E402
 from gpu.placement import GpuError  # noqa: E402
-from market.client import AlreadyAccepted, MarketClient, RetryPolicy  # noqa: E402
+from market.client import AlreadyAccepted, MarketClient  # noqa: E402
 from market.mock.checker import stand_in_proof  # noqa: E402
 from market.models import ProofReward  # noqa: E402
 
@@ -90,14 +91,23 @@ class Seams:
 
 
 class FaultyStandInProver:
-    """The stand-in prover with two stages (synthesis, prove) and injected GPU faults / wrong proofs."""
+    """The stand-in prover with two stages (synthesis, prove) and injected GPU faults / wrong proofs; one
+    job at a time. Its warm-up (the readiness gate's) is one strict check of a genuine C1 (compiles the
+    hashing kernels) before the first ask, so the first request does not spend its deadline compiling."""
+
+    capacity = 1
 
     def __init__(self, seams: Seams, spec: dict[str, Any]) -> None:
         self.seams = seams
         self.delay_s = float(spec.get("delay_s", 0.0))
         self.gpu_faults = {int(k): v for k, v in (spec.get("gpu_faults") or {}).items()}
         self.corrupt = {int(k) for k in spec.get("corrupt") or []}
+        self.warm_up_data = spec.get("warm_up_data")
         self.calls = 0
+
+    def warm_up(self) -> None:
+        if self.warm_up_data:
+            request_work(Path(self.warm_up_data).read_bytes())
 
     async def prove(self, work: Work, job_id: str) -> Proven:
         proof = await anyio.to_thread.run_sync(self._prove, work)
@@ -175,60 +185,59 @@ def main(spec_path: str) -> int:
     setup_logging("info", "json")
     try:
         settings = load_settings(Path(spec["config"]))
-        wallet = load_wallet(settings)
-        open_configured_store(settings).close()  # the configured URL must open (one-line error otherwise)
+        wallet = runtime.load_wallet(settings)
+        runtime.open_configured_store(settings).close()  # the configured URL must open (one-line error)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     seams = Seams(control, spec.get("hold"))
-    store = StagedStore(settings.store.url.removeprefix("sqlite:///"))
+    store = StagedStore(
+        settings.store.url.removeprefix("sqlite:///"), discard_inputs=settings.retention.discard_inputs
+    )
     store.seams = seams
     t = spec.get("timing", {})
-    s = agent_settings(settings)
-    s = replace(
-        s,
-        requests=replace(s.requests, deadline_s=float(t.get("deadline_s", s.requests.deadline_s))),
-        idle_s=float(t.get("idle_s", 0.05)),
-        error_backoff_s=float(t.get("error_backoff_s", 0.2)),
-        error_backoff_max_s=float(t.get("error_backoff_max_s", 2.0)),
-        drain_s=float(t.get("drain_s", 10.0)),
-        janitor_every_s=float(t.get("janitor_every_s", 600.0)),
-    )
+
+    def tune(s: AgentSettings) -> AgentSettings:
+        return replace(
+            s,
+            requests=replace(s.requests, deadline_s=float(t.get("deadline_s", s.requests.deadline_s))),
+            idle_s=float(t.get("idle_s", 0.05)),
+            error_backoff_s=float(t.get("error_backoff_s", 0.2)),
+            error_backoff_max_s=float(t.get("error_backoff_max_s", 2.0)),
+            drain_s=float(t.get("drain_s", 10.0)),
+            janitor_every_s=float(t.get("janitor_every_s", 600.0)),
+        )
+
     m = settings.market
-    retry = RetryPolicy(
+    retry = runtime.retry_policy(
+        settings,
         initial_s=float(t.get("retry_initial_s", 0.1)),
         max_s=float(t.get("retry_max_s", 1.0)),
-        budget_s=m.retry_budget_s,
         attempt_s=m.request_timeout_s + 1.0,
         fetch_attempt_s=m.request_timeout_s * 4,
     )
     metrics = AgentMetrics()
-    if settings.metrics.listen:
-        metrics.serve(settings.metrics.listen)
-
-    def warm_up() -> None:
-        """The readiness gate's warm-up: one strict check of a genuine C1 (compiles the hashing kernels)
-        before the first ask, so the first request does not spend its deadline compiling."""
-        if spec.get("warm_up_data"):
-            request_work(Path(spec["warm_up_data"]).read_bytes())
+    runtime.start_metrics(settings, metrics)
 
     def check(raw: bytes) -> Work:
         seams.at("check")
         return request_work(raw)
 
+    prover = FaultyStandInProver(seams, {**spec.get("prover", {}), "warm_up_data": spec.get("warm_up_data")})
+
     async def run() -> int:
-        async with MarketClient(
-            m.url, wallet, timeout_s=m.request_timeout_s, retry=retry, max_request_bytes=m.max_request_bytes
-        ) as client:
-            agent = ReliabilityAgent(
+        async with runtime.market_client(settings, wallet, retry=retry) as client:
+            agent = runtime.build_agent(
+                settings,
                 StagedMarket(client, seams),
                 store,
-                FaultyStandInProver(seams, spec.get("prover", {})),
-                s,
-                check=check,
-                warm_up=warm_up,
+                prover,
                 metrics=metrics,
+                agent_type=ReliabilityAgent,
+                check=check,
+                tune=tune,
             )
+            assert isinstance(agent, ReliabilityAgent)
             agent.seams = seams
             summary = await agent.run(max_proofs=spec.get("max_proofs"))
         print(summary.line(), flush=True)
