@@ -32,7 +32,8 @@ def _verify_export() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
-    params = reference.setup(toy_r1cs(2), reference.ToxicWaste(*(secrets.randbelow(2**200) + 2 for _ in range(5))))
+    secret = reference.ToxicWaste(*(secrets.randbelow(2**200) + 2 for _ in range(5)))
+    params = reference.setup(toy_r1cs(2), secret)
     d = tmp_path_factory.mktemp("params")
     params.write(d / "toy.params")
     params.vk.write(d / "toy.vk")
