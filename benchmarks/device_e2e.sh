@@ -43,7 +43,8 @@ timeout $(( $(left) - 40 )) python3 - "$W" "${REPS:-3}" "${CPU_S:-90}" "$OUTD/e2
 import json, statistics, sys, time
 from pathlib import Path
 from agent.cli.common import Backend
-from agent.cli.prove import load_work, param_files, public_inputs
+from agent.cli.prove import load_work
+from agent.proving.parameters import params_paths
 from gpu.groth16.params import Parameters
 from gpu.groth16.prover import Assignment, ProvingKey, prove
 from gpu.groth16.verifier import verify
@@ -54,9 +55,9 @@ def say(*a):
 
 w, reps, cpu_s, out = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 work = load_work(w / "c1.json", "1000", 1)
-path, _ = param_files(work.c1, w / "params")
+path, _ = params_paths(w / "params", work.proof_type)
 t = time.perf_counter(); params = Parameters.read(path, subgroup_check=False); say(f"params read {time.perf_counter() - t:.1f} s")
-t = time.perf_counter(); inputs = public_inputs(work); say(f"public inputs {time.perf_counter() - t:.2f} s")
+inputs = [list(v) for v in work.public_inputs]  # computed once, when the input was read
 res = {"cuda": [], "cuda_ok": [], "cpu": [], "cpu_ok": [], "stages": []}
 keys = {}
 

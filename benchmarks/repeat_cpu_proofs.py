@@ -26,7 +26,7 @@ def main() -> int:
     ap.add_argument("--trusted", action="store_true")
     a = ap.parse_args()
 
-    from agent.cli.prove import load_work, public_inputs
+    from agent.cli.prove import load_work
     from gpu.groth16.params import Parameters
     from gpu.groth16.prover import Assignment, ProvingKey, prove
     from gpu.groth16.verifier import verify
@@ -35,7 +35,8 @@ def main() -> int:
     t = time.perf_counter()
     work = load_work(a.c1, a.miner, a.sector)
     params = Parameters.read(a.params, subgroup_check=not a.trusted)
-    inputs = public_inputs(work)
+    inputs = [list(v) for v in work.public_inputs]
+    assert work.c1 is not None, "a PoRep C1"
     print(f"params + inputs {time.perf_counter() - t:.1f} s", flush=True)
     parts = []
     for k in range(len(work.c1.vanilla_proofs)):

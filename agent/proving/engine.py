@@ -12,7 +12,6 @@ costs seconds).
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from gpu.device import Device
     from gpu.groth16.params import Parameters
     from gpu.groth16.params_device import DeviceParameters
+    from gpu.groth16.plan import ProofSizes
     from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
     from gpu.placement import Backend
@@ -147,16 +147,17 @@ class Groth16Engine:
         return self._backend == "cuda" and device_spmv_default()
 
     def resident_bytes(self, key: ProvingKey, r1cs: R1CS) -> int:
-        """Device bytes the key keeps for as long as it lives: the five bases and the A/B gather indices, and
-        with the device SpMV the R1CS that ``ProvingKey.device_r1cs`` uploads at the first proof. 0 on the
-        CPU."""
+        """Device bytes the key keeps for as long as it lives (``gpu.groth16.plan.key_device_bytes`` of the
+        key's sizes): the five bases and the A/B gather indices, and with the device SpMV the R1CS that
+        ``ProvingKey.device_r1cs`` uploads at the first proof. 0 on the CPU."""
+        from dataclasses import replace
+
+        from gpu.groth16 import plan
+
         if self._device is None:
             return 0
-        n = sum(int(c.n) * 4 * math.prod(c.group.affine_shape) for c in key.ctx.values())
-        n += int(key.d_a_idx.nbytes) + int(key.d_b_idx.nbytes)
-        if self._device_spmv():
-            n += resident_r1cs_bytes(r1cs)
-        return n
+        sizes = replace(key.sizes, rows=r1cs.num_constraints_total, matrices=plan.matrix_sizes(r1cs))
+        return sum(plan.key_device_bytes(sizes, device_spmv=self._device_spmv()).values())
 
     def host_bytes(self, r1cs: R1CS) -> int:
         return assignment_host_bytes(r1cs, device_spmv=self._device_spmv())
@@ -191,30 +192,28 @@ class Groth16Engine:
         return int(total - free)
 
 
+def _sizes(r1cs: R1CS, *, matrices: bool = False) -> ProofSizes:
+    from gpu.groth16 import plan
+
+    rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
+    return plan.ProofSizes(
+        0, int(r1cs.num_inputs), int(r1cs.num_aux), 0, 0, 0, rows=rows,
+        matrices=plan.matrix_sizes(r1cs) if matrices else (),
+    )
+
+
 def assignment_host_bytes(r1cs: R1CS, *, device_spmv: bool = False) -> int:
     """Host bytes one partition's assignment holds: the witness and, unless A·w, B·w, C·w are evaluated on
-    the device (``device_spmv``), those three (32 bytes per value)."""
-    rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
-    return 32 * (int(r1cs.num_inputs) + int(r1cs.num_aux) + (0 if device_spmv else 3 * rows))
+    the device (``device_spmv``), those three (``gpu.groth16.plan.assignment_host_bytes``)."""
+    from gpu.groth16 import plan
+
+    return plan.assignment_host_bytes(_sizes(r1cs), device_spmv=device_spmv)
 
 
 def resident_r1cs_bytes(r1cs: R1CS) -> int:
-    """Device bytes of ``r1cs`` made resident by ``gpu.groth16.spmv_cuda.DeviceR1CS.upload``: per matrix the
-    row pointers (uint32, int64 from 2^32 entries), uint32 columns, the coefficient indices, the Montgomery
-    coefficient table (32 bytes a row), each at least one element. Exact for interned (compact) matrices; a
-    plain CSR is interned on upload, so its count is an upper bound (4-byte indices, one table row per
-    entry)."""
-    from gpu.groth16.r1cs import CompactCSR
+    """Device bytes of ``r1cs`` made resident by ``gpu.groth16.spmv_cuda.DeviceR1CS.upload``
+    (``gpu.groth16.plan.resident_r1cs_bytes``): exact for interned (compact) matrices, an upper bound for a
+    plain CSR (interned on upload)."""
+    from gpu.groth16 import plan
 
-    total = 0
-    for mat in (r1cs.a, r1cs.b, r1cs.c):
-        nnz, rows = int(mat.nnz), int(mat.row_ptr.shape[0]) - 1
-        if isinstance(mat, CompactCSR):
-            coeff = mat.coeff
-            item = int(coeff.dtype.itemsize) if coeff.dtype in (np.uint8, np.uint16, np.uint32) else 4
-            table = int(mat.table.shape[0])
-        else:
-            item, table = 4, nnz
-        ptr = 4 if nnz < 1 << 32 else 8
-        total += max(rows + 1, 1) * ptr + max(nnz, 1) * (4 + item) + max(table, 1) * 32
-    return total
+    return plan.resident_r1cs_bytes(_sizes(r1cs, matrices=True))

@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from gpu.groth16.r1cs import R1CS
+from porep.circuit.pce import PartitionTemplate
 from porep.snap.circuit import SnapRequest
 from porep.snap.params import UpdateProofType, update_proof_type
 from porep.snap.public_inputs import public_inputs
@@ -30,6 +31,17 @@ def update_r1cs(pt: UpdateProofType | int | str, cache_dir: str | os.PathLike[st
     from porep.snap.pce import update_pce
 
     return update_pce(pt if isinstance(pt, UpdateProofType) else update_proof_type(pt), cache_dir)
+
+
+def update_template(
+    pt: UpdateProofType | int | str, cache_dir: str | os.PathLike[str] | None = None
+) -> PartitionTemplate:
+    """The recorded header + one challenge of the update circuit (``porep.circuit.pce.PartitionTemplate``,
+    cached like ``update_r1cs``'s): its ``stats()`` give the counts without tiling."""
+    from porep.snap.pce import cached_template, record
+
+    upt = pt if isinstance(pt, UpdateProofType) else update_proof_type(pt)
+    return cached_template(upt, cache_dir) if cache_dir is not None else record(upt)
 
 
 def _request(work: object) -> SnapRequest:
