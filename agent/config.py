@@ -7,7 +7,11 @@ the example exists here, and that each one changes what ``agent.runtime`` builds
 
 The configuration layer is the only place environment variables are read for the agent's behaviour: besides
 ``PSAGENT_<SECTION>__<KEY>``, the debug switch ``PSAGENT_DEBUG_SUBMIT_UNVERIFIED=1`` (without it
-``prover.verify_before_submit = false`` is refused: an unverified proof is never submitted).
+``prover.verify_before_submit = false`` is refused: an unverified proof is never submitted), and the engine
+overrides :data:`ENGINE_OVERRIDES` (``PSAGENT_DEVICE_SPMV``, ``PSAGENT_PARAMS_TO_DEVICE``, ``PSAGENT_PTX``,
+``PSAGENT_PTX_MUL``, ``PSAGENT_CPU_THREADS``), which :func:`engine_options` folds into the one
+``gpu.options.EngineOptions`` value the engine is given (commands without a configuration file get the
+defaults and these overrides).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from agent.proving.parameters import default_params_dir
+from gpu.options import DEVICE_PATHS, EngineOptions
 
 DEFAULT_CONFIG_PATH = Path("/etc/psagent/config.toml")
 MAINNET_MARKET_URL = "https://mainnet.snass.fsp.sh/v0/proofs"
@@ -125,6 +130,11 @@ class ProverConfig(_Section):
     # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
     params_dir: Path = Field(default_factory=default_params_dir)
     verify_before_submit: bool = True
+    # the engine's options (gpu.options.EngineOptions); the device paths' default is gpu.options.DEVICE_PATHS
+    device_spmv: bool = DEVICE_PATHS
+    params_to_device: bool = DEVICE_PATHS
+    ptx: Literal["evenodd", "cios", "off"] = "evenodd"
+    cpu_threads: int = Field(default=0, ge=0)
 
     @field_validator("devices")
     @classmethod
@@ -294,3 +304,58 @@ def load_settings(path: Path | None = None) -> Settings:
         env_keys = [k for k in os.environ if k.startswith("PSAGENT_")]
         where = source if not env_keys else f"{source} + environment"
         raise ConfigError(_error_line(exc, where)) from None
+
+
+ENGINE_OVERRIDES = (
+    "PSAGENT_DEVICE_SPMV",
+    "PSAGENT_PARAMS_TO_DEVICE",
+    "PSAGENT_PTX",
+    "PSAGENT_PTX_MUL",
+    "PSAGENT_CPU_THREADS",
+)
+
+
+def _switch(name: str, current: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return current
+    if value not in ("0", "1"):
+        raise ConfigError(f"invalid configuration in environment: {name}={value[:20]!r}: must be 0 or 1")
+    return value == "1"
+
+
+def engine_options(settings: Settings | None = None) -> EngineOptions:
+    """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx and cpu_threads (the defaults
+    without ``settings``), then the environment's overrides: ``PSAGENT_DEVICE_SPMV``,
+    ``PSAGENT_PARAMS_TO_DEVICE`` (0 or 1), ``PSAGENT_PTX`` (0: the PTX product off; 1: on),
+    ``PSAGENT_PTX_MUL`` (evenodd or cios), ``PSAGENT_CPU_THREADS`` (a count). ConfigError naming the
+    variable for a value that is none of those."""
+    p = settings.prover if settings is not None else ProverConfig()
+    ptx: Literal["evenodd", "cios", "off"] = p.ptx
+    mul = os.environ.get("PSAGENT_PTX_MUL")
+    if mul is not None:
+        if mul not in ("evenodd", "cios"):
+            raise ConfigError(
+                f"invalid configuration in environment: PSAGENT_PTX_MUL={mul[:20]!r}: must be evenodd or cios"
+            )
+        ptx = "cios" if mul == "cios" else "evenodd"
+    on = _switch("PSAGENT_PTX", ptx != "off")
+    if not on:
+        ptx = "off"
+    elif ptx == "off":
+        ptx = "evenodd"
+    threads = p.cpu_threads
+    env_threads = os.environ.get("PSAGENT_CPU_THREADS")
+    if env_threads is not None:
+        if not env_threads.isdigit():
+            raise ConfigError(
+                f"invalid configuration in environment: PSAGENT_CPU_THREADS={env_threads[:20]!r}: must be a "
+                "whole number >= 0"
+            )
+        threads = int(env_threads)
+    return EngineOptions(
+        device_spmv=_switch("PSAGENT_DEVICE_SPMV", p.device_spmv),
+        params_to_device=_switch("PSAGENT_PARAMS_TO_DEVICE", p.params_to_device),
+        ptx=ptx,
+        cpu_threads=threads,
+    )

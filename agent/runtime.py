@@ -187,19 +187,28 @@ def build_prover(
     list_devices: Callable[[], Sequence[Device]] | None = None,
 ) -> AdmittedProver:
     """The agent's prover from ``[prover]``: one engine per configured device (one CPU engine on the CPU),
+    each with the engine options of ``[prover]`` (device SpMV, parameters to the device, PTX, CPU threads),
     each with its admission slot and ``memory_budget_gib`` of budget, ``partition_workers`` partitions of a
     proof in flight per device, parameters from ``params_dir`` (or the dry run's), every partition verified
     unless ``verify_before_submit`` is false (its debug switch set). ``accepted``/``accepted_update``: the
     proof types the readiness gate loads (default: what the market sends)."""
-    from agent.config import cache_dir
+    from agent.config import cache_dir, engine_options
     from agent.proving.engine import Engine, Groth16Engine
     from agent.proving.pipeline import ProofPipeline
     from agent.proving.prover import PRODUCTION_PROOF_TYPES, PRODUCTION_UPDATE_TYPES, AdmittedProver
+    from gpu.options import configure
 
     p = settings.prover
     backend, devices = proving_devices(settings, list_devices)
+    options = engine_options(settings)
+    try:
+        configure(options)  # the per-process part: the PTX product, the CPU threads
+    except RuntimeError as exc:
+        raise ConfigError(f"prover.ptx: {exc}") from None
     engines: list[Engine] = (
-        [Groth16Engine(backend, d) for d in devices] if devices else [Groth16Engine(backend)]
+        [Groth16Engine(backend, d, options=options) for d in devices]
+        if devices
+        else [Groth16Engine(backend, options=options)]
     )
     pipeline = ProofPipeline(
         params_dir if params_dir is not None else p.params_dir,

@@ -13,6 +13,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.config import engine_options  # noqa: E402
+from gpu.options import configure  # noqa: E402
+
+configure(engine_options())  # PSAGENT_PTX / PSAGENT_PTX_MUL / PSAGENT_CPU_THREADS, before anything compiles
+
 from numba import cuda  # noqa: E402
 
 from gpu.arith.fields import P_MODULUS as P  # noqa: E402

@@ -5,9 +5,11 @@ Layers, bottom first; a module imports only from its own part and from lower lay
 anything above (tests/test_import_direction.py checks it module by module):
   0  gpu.placement  the Backend enum (cpu / cuda / auto) and GpuError, the one CUDA failure type; imports
                     nothing (re-exported here as gpu.Backend, gpu.GpuError)
+     gpu.options    EngineOptions: every engine switch as one value (device SpMV, parameters to the device,
+                    the PTX product, CPU threads), set by the caller, never read from the environment
      gpu.arith      the arithmetic base: cudashim (CPU / CUDA / simulator differences: ``jitable``,
                     ``kernel``), cpupool (host thread pool), montgomery_ptx (inline-PTX Montgomery product,
-                    CUDA only, PSAGENT_PTX=0: off), _generated (limb code), fields (Fr, Fq, Fq2).
+                    CUDA only, EngineOptions.ptx), _generated (limb code), fields (Fr, Fq, Fq2).
                     The only part of gpu that porep may import.
   1  gpu.curves     G1/G2 affine, Jacobian and XYZZ formulas, batch normalisation, zcash bytes, pyblst interop
      gpu.device     explicit device objects with one lock each (nothing read at import; listing enters no

@@ -33,6 +33,7 @@ FORBIDDEN = {
 GPU_RANK = {
     "gpu": (5,),  # the package's own __init__ re-exports Backend / GpuError: nothing inside gpu imports it
     "gpu.placement": (0, -1),
+    "gpu.options": (0, -1),
     "gpu.arith.cudashim": (0, 0),
     "gpu.arith.cpupool": (0, 0),
     "gpu.arith.montgomery_ptx": (0, 0),

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from agent.cli import bench, core, marketcmd, params, porep, snap
-from agent.cli.common import EXIT_NOT_IMPLEMENTED, EXIT_USAGE, enable_kernel_cache
+from agent.cli.common import EXIT_NOT_IMPLEMENTED, EXIT_USAGE, use_engine_options
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -69,7 +69,7 @@ def main() -> None:
     except ImportError:  # pragma: no cover - older typer on click itself
         from click import exceptions as click_errors  # type: ignore[no-redef]
 
-    enable_kernel_cache()
+    use_engine_options()
     try:
         rv = app(prog_name="psagent", standalone_mode=False)
     except click_errors.NoArgsIsHelpError as e:  # `psagent`, `psagent snap`: the help, as before

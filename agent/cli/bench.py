@@ -465,16 +465,15 @@ def _print_plan(work: Work, params_path: Path, backend: Backend) -> None:
     parameter file's section lengths when the file exists; the device's and host's totals beside it."""
     import os
 
-    from agent.cli.common import resolve_backend
-    from agent.proving.engine import params_to_device_default
+    from agent.cli.common import resolve_backend, use_engine_options
     from agent.proving.pipeline import memory_plan_of
     from gpu.groth16.plan import plan_totals
-    from gpu.groth16.prover import device_spmv_default
 
+    options = use_engine_options()
     chosen = resolve_backend(backend)
     cuda = chosen is Backend.cuda
-    spmv = cuda and device_spmv_default()
-    to_device = cuda and params_to_device_default()
+    spmv = cuda and options.device_spmv
+    to_device = cuda and options.params_to_device
     sizes, stages = memory_plan_of(work.proof_type, cuda=cuda, device_spmv=spmv, params_to_device=to_device)
     if params_path.is_file():
         from agent.cli.params import _scan

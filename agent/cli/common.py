@@ -13,7 +13,8 @@ import typer
 
 from agent.config import ConfigError, Settings, cache_dir, load_settings
 from agent.logsetup import setup_logging
-from gpu.placement import Backend  # the engine's enum (imports nothing: numba stays unloaded here)
+from gpu.options import EngineOptions  # imports nothing: numba stays unloaded here
+from gpu.placement import Backend  # the engine's enum (imports nothing either)
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the command ran and its check failed (e.g. a proof did not verify)
@@ -54,6 +55,7 @@ def settings_or_exit(config: Path | None) -> Settings:
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     setup_logging(settings.logging.level, settings.logging.format)
+    use_engine_options(settings)
     return settings
 
 
@@ -144,33 +146,53 @@ def _source_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def kernel_cache_dir() -> Path:
-    """:func:`agent.config.cache_dir` / ``numba/<version>-<source hash>-ptx<0|1>[-cios]``: one directory per
-    package version, source and PTX setting (PSAGENT_PTX, PSAGENT_PTX_MUL)."""
+def kernel_cache_dir(options: EngineOptions) -> Path:
+    """:func:`agent.config.cache_dir` / ``numba/<version>-<source hash>-<options.cache_tag()>``: one directory
+    per package version, source and PTX product (the engine options' part that compiled code depends on)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         ver = version("psagent")
     except PackageNotFoundError:
         ver = "0"
-    ptx = "0" if os.environ.get("PSAGENT_PTX", "1") == "0" else "1"
-    if ptx == "1" and os.environ.get("PSAGENT_PTX_MUL", "evenodd") != "evenodd":
-        ptx += "-" + os.environ["PSAGENT_PTX_MUL"]
-    return cache_dir() / "numba" / f"{ver}-{_source_digest()}-ptx{ptx}"
+    return cache_dir() / "numba" / f"{ver}-{_source_digest()}-{options.cache_tag()}"
 
 
-def enable_kernel_cache() -> None:
+_ours: list[str | None] = [None]  # the NUMBA_CACHE_DIR set here (a later call may move it; not the user's)
+
+
+def enable_kernel_cache(options: EngineOptions) -> None:
     """Turn Numba's on-disk cache on for this process unless the user chose (PSAGENT_NUMBA_CACHE or
-    NUMBA_CACHE_DIR set). Must run before numba is imported: numba reads NUMBA_CACHE_DIR once."""
-    if "PSAGENT_NUMBA_CACHE" in os.environ or "NUMBA_CACHE_DIR" in os.environ:
+    NUMBA_CACHE_DIR set by them), in the directory of ``options``. Only before numba is imported (numba reads
+    NUMBA_CACHE_DIR once): the CLI calls it at start with the environment's options, and again once a
+    configuration file is read."""
+    chosen = "PSAGENT_NUMBA_CACHE" in os.environ or "NUMBA_CACHE_DIR" in os.environ
+    if chosen and (_ours[0] is None or os.environ.get("NUMBA_CACHE_DIR") != _ours[0]):
         return
     try:
-        path = kernel_cache_dir()
+        path = kernel_cache_dir(options)
         path.mkdir(parents=True, exist_ok=True)
     except OSError:
         return  # no writable cache directory: compile every time, as before
     os.environ["PSAGENT_NUMBA_CACHE"] = "1"
     os.environ["NUMBA_CACHE_DIR"] = str(path)
+    _ours[0] = str(path)
+
+
+def use_engine_options(settings: Settings | None = None) -> EngineOptions:
+    """The engine options of ``settings`` (or the defaults) with the environment's overrides
+    (``agent.config.engine_options``), set for this process (PTX product, CPU threads: ``gpu.options``) and
+    its kernel cache; a bad override is one line and exit 2."""
+    from agent.config import engine_options
+    from gpu.options import configure
+
+    try:
+        options = engine_options(settings)
+        configure(options)
+    except (ConfigError, RuntimeError) as exc:
+        fail(str(exc), EXIT_USAGE)
+    enable_kernel_cache(options)
+    return options
 
 
 def announce_compilation() -> None:

@@ -105,14 +105,15 @@ class ProgressView:
 
 def make_pipeline(params_dir: Path, backend: Backend) -> ProofPipeline:
     """The proof pipeline on the chosen backend (exit 2 before any work when CUDA is asked for, absent)."""
-    from agent.cli.common import announce_compilation, resolve_backend
+    from agent.cli.common import announce_compilation, resolve_backend, use_engine_options
     from agent.proving.engine import Groth16Engine
     from agent.proving.pipeline import ProofPipeline
 
+    options = use_engine_options()
     chosen = resolve_backend(backend)
     announce_compilation()
-    engine = Groth16Engine(chosen.value, 0 if chosen is Backend.cuda else None)
-    return ProofPipeline(params_dir, engines=[engine])
+    engine = Groth16Engine(chosen.value, 0 if chosen is Backend.cuda else None, options=options)
+    return ProofPipeline(params_dir, engines=[engine], workers=1)
 
 
 def run_pipeline(pipeline: ProofPipeline, work: Work, *, job_id: str, live: bool) -> ProofResult:

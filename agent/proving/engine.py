@@ -12,7 +12,6 @@ costs seconds).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -25,26 +24,11 @@ if TYPE_CHECKING:
     from gpu.groth16.plan import ProofSizes
     from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
+    from gpu.options import EngineOptions
     from gpu.placement import Backend
     from gpu.transfer import PinnedPool
 
-__all__ = [
-    "PARAMS_TO_DEVICE_ENV",
-    "Engine",
-    "Groth16Engine",
-    "assignment_host_bytes",
-    "params_to_device_default",
-    "resident_r1cs_bytes",
-]
-
-PARAMS_TO_DEVICE_ENV = "PSAGENT_PARAMS_TO_DEVICE"
-
-
-def params_to_device_default() -> bool:
-    """Whether a CUDA :class:`Groth16Engine` loads parameters straight to its device when its caller does not
-    say: the one place PSAGENT_PARAMS_TO_DEVICE is read (=1: yes; unset or anything else: no, the host reader
-    and an upload, the default)."""
-    return os.environ.get(PARAMS_TO_DEVICE_ENV) == "1"
+__all__ = ["Engine", "Groth16Engine", "assignment_host_bytes", "resident_r1cs_bytes"]
 
 
 class Engine(Protocol):
@@ -77,28 +61,30 @@ class Engine(Protocol):
 
 
 class Groth16Engine:
-    """``gpu.groth16`` on one backend (and, for CUDA, one named device)."""
+    """``gpu.groth16`` on one backend (and, for CUDA, one named device), as ``options`` say."""
 
     def __init__(
         self,
         backend: Backend | str = "auto",
         device: Device | int | None = None,
         *,
-        params_to_device: bool | None = None,
+        options: EngineOptions | None = None,
     ) -> None:
-        """``device``: the CUDA device or its ordinal (None: 0); ``params_to_device`` (None:
-        :func:`params_to_device_default`, the environment; CUDA only): the pipeline loads parameter files
-        with :meth:`load_params` instead of the host reader."""
+        """``device``: the CUDA device or its ordinal (None: 0); ``options`` (``gpu.options.EngineOptions``,
+        None: the defaults; the agent fills them from ``[prover]`` with ``agent.config.engine_options``):
+        ``device_spmv`` and ``params_to_device`` act on the CUDA backend only (the pipeline then loads
+        parameter files with :meth:`load_params` instead of the host reader)."""
         from gpu import Backend
         from gpu.device import get_device, resolve_backend
+        from gpu.options import EngineOptions
 
         chosen = resolve_backend(backend)
+        self.options = options if options is not None else EngineOptions()
         self._backend = chosen.value
         self._device: Device | None = (
             get_device(device if device is not None else 0) if chosen is Backend.cuda else None
         )
-        wanted = params_to_device if params_to_device is not None else params_to_device_default()
-        self._params_to_device = self._device is not None and wanted
+        self._params_to_device = self._device is not None and self.options.params_to_device
         self._pool: PinnedPool | None = None
         if self._device is not None and not self._device.simulated:
             from gpu.transfer import PinnedPool
@@ -139,12 +125,10 @@ class Groth16Engine:
         """One proof's device working bytes beyond the key (``gpu.groth16.prover.device_bytes``)."""
         from gpu.groth16.prover import device_bytes
 
-        return int(device_bytes(key)) if self._device is not None else 0
+        return int(device_bytes(key, device_spmv=self._device_spmv())) if self._device is not None else 0
 
     def _device_spmv(self) -> bool:
-        from gpu.groth16.prover import device_spmv_default
-
-        return self._backend == "cuda" and device_spmv_default()
+        return self._device is not None and self.options.device_spmv
 
     def resident_bytes(self, key: ProvingKey, r1cs: R1CS) -> int:
         """Device bytes the key keeps for as long as it lives (``gpu.groth16.plan.key_device_bytes`` of the
@@ -165,7 +149,7 @@ class Groth16Engine:
     def assign(self, r1cs: R1CS, witness: np.ndarray) -> Assignment:
         from gpu.groth16.prover import Assignment
 
-        return Assignment.from_r1cs(r1cs, witness, pool=self._pool)
+        return Assignment.from_r1cs(r1cs, witness, pool=self._pool, device_spmv=self._device_spmv())
 
     def release(self, asg: Assignment) -> None:
         if self._pool is not None:

@@ -13,15 +13,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from gpu.options import process
+
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 
 
 def cpu_threads() -> int:
-    """Worker count: PSAGENT_CPU_THREADS if set, else the CPUs this process may use."""
-    env = os.environ.get("PSAGENT_CPU_THREADS")
-    if env:
-        return max(1, int(env))
+    """Worker count: the process's ``gpu.options.EngineOptions.cpu_threads`` if set, else the CPUs this
+    process may use (the pool is made with the count at its first use)."""
+    n = process().cpu_threads
+    if n:
+        return n
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux

@@ -67,8 +67,8 @@ def cache_enabled() -> bool:
 
     Off by default: Numba's cache is keyed on the caching function's own file only, so a kernel cached before
     an edit of the field code it inlines would be reused stale (numba/numba#8888). The GPU suite turns it on
-    with a fresh NUMBA_CACHE_DIR. Nor does the key see PSAGENT_PTX (gpu.arith.montgomery_ptx): one cache
-    directory per setting.
+    with a fresh NUMBA_CACHE_DIR. Nor does the key see the PTX product (``gpu.options``): one cache
+    directory per setting (``EngineOptions.cache_tag``).
     """
     return os.environ.get("PSAGENT_NUMBA_CACHE") == "1"
 

@@ -12,28 +12,27 @@ borrow chain picks the reduced result. Inputs and output are fully reduced, exac
 functions, so the two are interchangeable bit for bit (the real-GPU tests compare them).
 
 The simulator cannot run PTX; :func:`cudashim.jitable_cuda` keeps the Python definition there and on the
-CPU. ``PSAGENT_PTX=0`` turns this path off (for A/B timings).
+CPU. ``gpu.options.EngineOptions.ptx`` picks the product (``off``: the generated code, for A/B timings); it
+is read once, when the field modules are compiled.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
+from gpu.options import process
+
 
 def enabled() -> bool:
-    """PTX arithmetic is on unless PSAGENT_PTX=0 (read when the field modules are imported)."""
-    return os.environ.get("PSAGENT_PTX", "1") != "0"
+    """PTX arithmetic is on unless the process's options say ``ptx="off"`` (fixed from the first use on)."""
+    return process(freeze=True).ptx != "off"
 
 
 def variant() -> str:
-    """Which PTX product the kernels use: ``evenodd`` (default) or ``cios`` (PSAGENT_PTX_MUL=cios), for A/B
-    timings on the device."""
-    v = os.environ.get("PSAGENT_PTX_MUL", "evenodd")
-    if v not in ("evenodd", "cios"):
-        raise ValueError(f"PSAGENT_PTX_MUL={v!r}: expected evenodd or cios")
-    return v
+    """Which PTX product the kernels use: ``evenodd`` (default) or ``cios`` (A/B timings on the device)."""
+    ptx = process(freeze=True).ptx
+    return "cios" if ptx == "cios" else "evenodd"
 
 
 def limbs_of(value: int, n: int) -> list[int]:
@@ -189,7 +188,7 @@ def montgomery_intrinsic(modulus: int, n: int, inv: int) -> Callable[..., Any]:
 
 def cuda_montgomery(modulus: int, n: int, inv: int) -> Callable[..., Any] | None:
     """The CUDA definition used in place of a generated ``*_mul`` (a thin device function over the intrinsic),
-    or None when PSAGENT_PTX=0."""
+    or None when the PTX product is off."""
     if not enabled():
         return None
     intr = montgomery_intrinsic(modulus, n, inv)

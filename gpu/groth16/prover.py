@@ -17,8 +17,8 @@ Per circuit, a straight line of timed phases:
              C = s A' + r B1' + rs delta + s alpha + r beta + H' + L'
 Opt-in (not the default until it has run on a GPU): A.w, B.w, C.w evaluated on the device from matrices
 kept resident on the ProvingKey (gpu.groth16.spmv_cuda): only the witness is uploaded per proof, the host does
-no SpMV. An assignment made by ``Assignment.on_device`` (or ``from_r1cs(..., device_spmv=True)``, or with
-PSAGENT_DEVICE_SPMV=1 in the environment, read by ``device_spmv_default`` only) carries its constraint
+no SpMV. An assignment made by ``Assignment.on_device`` (or ``from_r1cs(..., device_spmv=True)``: the
+engine's ``gpu.options.EngineOptions.device_spmv``) carries its constraint
 system instead of a, b, c; the CUDA prover then runs upload_witness, ``spmv`` (``upload_r1cs`` once per key)
 and quotient in place of upload_abc; the CPU prover evaluates it on the host. Same proof bytes either way.
 r and s come from the OS CSPRNG unless given (deterministic mode: CPU and CUDA then give identical bytes).
@@ -29,7 +29,6 @@ over the bases, gpu.msm.MSMContext.msm_batch), groups as large as device memory 
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from collections.abc import Sequence
@@ -54,15 +53,6 @@ if TYPE_CHECKING:
     from gpu.groth16.plan import ProofSizes
     from gpu.groth16.spmv_cuda import DeviceR1CS
 
-DEVICE_SPMV_ENV = "PSAGENT_DEVICE_SPMV"
-
-
-def device_spmv_default() -> bool:
-    """Whether ``Assignment.from_r1cs`` defers A.w, B.w, C.w to the device when its caller does not say: the
-    one place PSAGENT_DEVICE_SPMV is read (=1: yes; unset or anything else: no, the host evaluates)."""
-    return os.environ.get(DEVICE_SPMV_ENV) == "1"
-
-
 @dataclass
 class Assignment:
     """One circuit instance: the full witness (canonical, ONE first) and A.w, B.w, C.w (Montgomery, one row
@@ -79,13 +69,12 @@ class Assignment:
 
     @staticmethod
     def from_r1cs(
-        r1cs: R1CS, witness: np.ndarray, pool: PinnedPool | None = None, *, device_spmv: bool | None = None
+        r1cs: R1CS, witness: np.ndarray, pool: PinnedPool | None = None, *, device_spmv: bool = False
     ) -> Assignment:
         """Evaluate the R1CS at ``witness``; with ``pool``, the witness and A.w, B.w, C.w are written into
         page-locked arrays taken from it (give them back with ``release`` once proved). ``device_spmv``
-        (None: ``device_spmv_default()``, the environment) defers the evaluation to the prover
-        (``on_device``)."""
-        if device_spmv if device_spmv is not None else device_spmv_default():
+        (``gpu.options.EngineOptions.device_spmv``) defers the evaluation to the prover (``on_device``)."""
+        if device_spmv:
             return Assignment.on_device(r1cs, witness, pool)
         if pool is None:
             a, b, c = r1cs.evaluate(witness)
@@ -624,15 +613,14 @@ def _msms_cuda_batch(
     return outs
 
 
-def device_bytes(pk: ProvingKey, circuits: int = 1, *, device_spmv: bool | None = None) -> int:
+def device_bytes(pk: ProvingKey, circuits: int = 1, *, device_spmv: bool = False) -> int:
     """Device bytes one prove() call of ``circuits`` circuits needs beyond the key's resident bases
     (``gpu.groth16.plan.proof_device_bytes``: the H step's buffer, the MSM's sorted entries, with the device
     SpMV its scratch, and per circuit h, the witness and the A/B scalars). What the agent reserves before it
-    hands the job over. ``device_spmv`` None: ``device_spmv_default()``."""
+    hands the job over."""
     from gpu.groth16 import plan
 
-    spmv = device_spmv_default() if device_spmv is None else device_spmv
-    return plan.proof_device_bytes(pk.sizes, circuits, device_spmv=spmv)
+    return plan.proof_device_bytes(pk.sizes, circuits, device_spmv=device_spmv)
 
 
 def _batch_bytes(pk: ProvingKey) -> tuple[int, int]:

@@ -294,17 +294,27 @@ def _clear(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
 def test_kernel_cache_directory_per_version_and_setting(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from agent.cli import common
     from agent.cli.common import announce_compilation, enable_kernel_cache, kernel_cache_dir
+    from agent.config import Settings, engine_options
 
     _clear(monkeypatch, "PSAGENT_NUMBA_CACHE", "NUMBA_CACHE_DIR", "PSAGENT_CACHE_DIR", "PSAGENT_PTX")
+    monkeypatch.setattr(common, "_ours", [None])
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    d = kernel_cache_dir()
+    d = kernel_cache_dir(engine_options())
     assert d.parent == tmp_path / "psagent" / "numba" and re.fullmatch(r".+-[0-9a-f]{16}-ptx1", d.name)
-    monkeypatch.setenv("PSAGENT_PTX", "0")
-    assert kernel_cache_dir().name == d.name[:-1] + "0"
+    monkeypatch.setenv("PSAGENT_PTX", "0")  # the override, read by the configuration layer into the record
+    assert kernel_cache_dir(engine_options()).name == d.name[:-1] + "0"
+    monkeypatch.setenv("PSAGENT_PTX_MUL", "cios")
+    monkeypatch.setenv("PSAGENT_PTX", "1")
+    assert kernel_cache_dir(engine_options()).name == d.name + "-cios"
     monkeypatch.setenv("PSAGENT_CACHE_DIR", str(tmp_path / "svc"))
-    assert kernel_cache_dir().parent == tmp_path / "svc" / "numba"
-    enable_kernel_cache()
+    assert kernel_cache_dir(engine_options()).parent == tmp_path / "svc" / "numba"
+    enable_kernel_cache(engine_options())
+    first = os.environ["NUMBA_CACHE_DIR"]
+    _clear(monkeypatch, "PSAGENT_PTX", "PSAGENT_PTX_MUL")  # (the environment would beat the file)
+    enable_kernel_cache(engine_options(Settings(prover={"ptx": "off"})))  # a config file read later: moved
+    assert os.environ["NUMBA_CACHE_DIR"] != first and os.environ["NUMBA_CACHE_DIR"].endswith("-ptx0")
     assert os.environ["PSAGENT_NUMBA_CACHE"] == "1" and Path(os.environ["NUMBA_CACHE_DIR"]).is_dir()
     announce_compilation()
     assert "compiling kernels (first run only)" in capsys.readouterr().err
@@ -315,15 +325,18 @@ def test_kernel_cache_directory_per_version_and_setting(
 
 
 def test_kernel_cache_respects_the_users_choice(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from agent.cli import common
     from agent.cli.common import enable_kernel_cache
+    from gpu.options import EngineOptions
 
     _clear(monkeypatch, "PSAGENT_NUMBA_CACHE")
+    monkeypatch.setattr(common, "_ours", [None])
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
-    enable_kernel_cache()
+    enable_kernel_cache(EngineOptions())
     assert "PSAGENT_NUMBA_CACHE" not in os.environ and os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "mine")
     monkeypatch.setenv("PSAGENT_NUMBA_CACHE", "0")  # tests/conftest.py's setting: off stays off
     _clear(monkeypatch, "NUMBA_CACHE_DIR")
-    enable_kernel_cache()
+    enable_kernel_cache(EngineOptions())
     assert os.environ["PSAGENT_NUMBA_CACHE"] == "0" and "NUMBA_CACHE_DIR" not in os.environ
 
 
@@ -345,7 +358,7 @@ def test_the_console_script_gives_usage_errors_in_one_line(
     from agent.cli import main
 
     monkeypatch.setattr("sys.argv", ["psagent", *argv])
-    monkeypatch.setattr("agent.cli.enable_kernel_cache", lambda: None)  # leave the test process's numba alone
+    monkeypatch.setattr("agent.cli.use_engine_options", lambda: None)  # leave the test process's numba alone
     with pytest.raises(SystemExit) as exc:
         main()
     assert exc.value.code == EXIT_USAGE
@@ -358,7 +371,7 @@ def test_the_console_script_exits_0_after_a_command_and_shows_help_without_argum
 ) -> None:
     from agent.cli import main
 
-    monkeypatch.setattr("agent.cli.enable_kernel_cache", lambda: None)
+    monkeypatch.setattr("agent.cli.use_engine_options", lambda: None)
     monkeypatch.setattr("sys.argv", ["psagent", "--version"])
     with pytest.raises(SystemExit) as exc:
         main()

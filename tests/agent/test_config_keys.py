@@ -19,9 +19,11 @@ from typing import Any
 
 import anyio
 import pytest
+from _doubles import toy_r1cs  # tests/agent is on sys.path
 
 from agent import runtime
-from agent.config import SUBMIT_UNVERIFIED_ENV, ConfigError, Settings
+from agent.cli.common import kernel_cache_dir
+from agent.config import SUBMIT_UNVERIFIED_ENV, ConfigError, Settings, engine_options
 from agent.logsetup import make_handler
 from agent.metrics import AgentMetrics
 from agent.store import RequestState
@@ -30,6 +32,14 @@ from market.wallet import Wallet, write_key_file
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "config.example.toml"
+
+
+@pytest.fixture(autouse=True)
+def _process_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime sets the per-process engine options (gpu.options): put this process's back afterwards."""
+    import gpu.options
+
+    monkeypatch.setattr(gpu.options, "_process", gpu.options.process())
 
 
 def _free_port() -> int:
@@ -51,6 +61,9 @@ class Probe:
 
     def prover(self, s: Settings) -> Any:
         return runtime.build_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
+
+    def engines(self, s: Settings) -> Any:
+        return self.prover(s).pipeline.engines
 
     def client(self, s: Settings, what: Callable[[Any], object]) -> object:
         client = runtime.market_client(s, self.wallet)
@@ -86,6 +99,13 @@ class Probe:
         with socket.create_connection((host, int(port)), timeout=5) as c:
             c.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
             return c.recv(12)[:12] == b"HTTP/1.0 200" and f"serving on {port}"
+
+    def cpu_threads(self, s: Settings) -> object:
+        """The host pool's width once the runtime has built the prover (gpu.options, per process)."""
+        from gpu.arith.cpupool import cpu_threads
+
+        self.prover(s)
+        return cpu_threads()
 
     def logging_level(self, s: Settings) -> object:
         from agent.logsetup import setup_logging
@@ -125,6 +145,10 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
     "prover.verify_before_submit": (
         False, lambda p, s: (p.prover(s).verify, _stages(s).stages.submit_unverified)
     ),
+    "prover.device_spmv": (True, lambda p, s: [e.host_bytes(toy_r1cs(2)) for e in p.engines(s)]),
+    "prover.params_to_device": (True, lambda p, s: [e.params_to_device for e in p.engines(s)]),
+    "prover.ptx": ("cios", lambda p, s: kernel_cache_dir(engine_options(s)).name),
+    "prover.cpu_threads": (3, lambda p, s: p.cpu_threads(s)),
     "store.url": ("OTHER_STORE", lambda p, s: p.store_outcome(s)),
     "metrics.listen": ("", lambda p, s: p.metrics_outcome(s)),
     "retention.submitted_days": (0.5, lambda p, s: _stages(s).retention_submitted_s),
@@ -137,6 +161,8 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
 # the key file is probed without the example's wallet address (nobody holds that key)
 CONTEXT: dict[str, dict[str, object]] = {
     "prover.devices": {"prover.backend": "cuda"},
+    "prover.device_spmv": {"prover.backend": "cuda"},
+    "prover.params_to_device": {"prover.backend": "cuda"},
     "market.key_file": {"market.wallet": None},
 }
 

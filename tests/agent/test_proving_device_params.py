@@ -1,5 +1,5 @@
-"""The opt-in parameter load straight to the device (PSAGENT_PARAMS_TO_DEVICE=1) through the agent's pipeline,
-with the real Groth16Engine on the CUDA backend under the simulator, and the admission byte counts.
+"""The opt-in parameter load straight to the device (EngineOptions.params_to_device) through the agent's
+pipeline, with the real Groth16Engine on the CUDA backend under the simulator, and the admission byte counts.
 
 The key is built and compared with the host path's bases here; no proof is made at this level (the existing
 agent tests prove with a reference engine; a simulated CUDA proof costs ~15-30 s): the device-loaded key's
@@ -17,18 +17,18 @@ import pytest
 from _doubles import ToyCircuit, toy_circuits, toy_r1cs  # tests/agent is on sys.path
 
 from agent.admission import Admission, BudgetExceeded
-from agent.proving.engine import (
-    Groth16Engine,
-    assignment_host_bytes,
-    params_to_device_default,
-    resident_r1cs_bytes,
-)
+from agent.config import Settings, engine_options
+from agent.proving.engine import Groth16Engine, assignment_host_bytes, resident_r1cs_bytes
 from agent.proving.parameters import CheckedParams
 from agent.proving.pipeline import ProofPipeline
 from agent.proving.prover import AdmittedProver
 from gpu.groth16 import reference
 from gpu.groth16.params import Parameters
 from gpu.groth16.prover import ProvingKey, permuted_h_bases
+from gpu.options import EngineOptions
+
+TO_DEVICE = EngineOptions(params_to_device=True)
+ON_HOST = EngineOptions(params_to_device=False)
 
 PT = SimpleNamespace(name="Toy", param_stem="toy", partitions=1)
 
@@ -65,15 +65,25 @@ def _pipe(files: _Files, cache: Path, engine: Any) -> ProofPipeline:
     )
 
 
-def test_the_switch_is_read_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_switch_is_a_value_filled_in_the_configuration_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine takes its options as a value; the environment is read once, by agent.config.engine_options
+    (the documented overrides over [prover]); a bad override is a ConfigError naming the variable."""
+    from agent.config import ConfigError
+    from gpu.options import DEVICE_PATHS
+
     monkeypatch.delenv("PSAGENT_PARAMS_TO_DEVICE", raising=False)
-    assert not params_to_device_default() and not Groth16Engine("cuda").params_to_device
-    for value, on in (("0", False), ("yes", False), ("1", True)):
-        monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", value)
-        assert params_to_device_default() is on
-        assert Groth16Engine("cuda").params_to_device is on
-    assert not Groth16Engine("cpu").params_to_device  # CUDA only
-    assert not Groth16Engine("cuda", params_to_device=False).params_to_device
+    assert engine_options().params_to_device is DEVICE_PATHS
+    assert Groth16Engine("cuda", options=engine_options()).params_to_device is DEVICE_PATHS
+    assert engine_options(Settings(prover={"params_to_device": True})).params_to_device
+    for value, on in (("0", False), ("1", True)):
+        monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", value)  # beats the file
+        assert engine_options(Settings(prover={"params_to_device": not on})).params_to_device is on
+        assert Groth16Engine("cuda").params_to_device is DEVICE_PATHS  # the engine reads no environment
+    monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "yes")
+    with pytest.raises(ConfigError, match="PSAGENT_PARAMS_TO_DEVICE='yes': must be 0 or 1"):
+        engine_options()
+    assert not Groth16Engine("cpu", options=TO_DEVICE).params_to_device  # CUDA only
+    assert Groth16Engine("cuda", options=TO_DEVICE).params_to_device
     with pytest.raises(ValueError, match="CUDA backend"):
         Groth16Engine("cpu").load_params(Path("x.params"))
 
@@ -84,10 +94,9 @@ def test_device_load_is_gated_by_the_point_check_record(
 ) -> None:
     """First use: the host reader's full check, recorded, then the device load; a later start: the device
     load only. The key's resident bases are the host path's (H bit-reversed), with no host copy."""
-    monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "1")
     cache = tmp_path / "cache"
     setup: dict[str, float] = {}
-    shape = _pipe(files, cache, Groth16Engine("cuda")).shape(PT, setup=setup)
+    shape = _pipe(files, cache, Groth16Engine("cuda", options=TO_DEVICE)).shape(PT, setup=setup)
     assert files.checks == [True] and CheckedParams(cache).trusted(files.path)
     assert {"params", "params_point_check", "params_device_load", "key"} <= setup.keys()
     key = shape.key
@@ -97,18 +106,17 @@ def test_device_load_is_gated_by_the_point_check_record(
     for name, arr in want.items():
         assert np.array_equal(key.ctx[name]._bases.copy_to_host(), arr), name
     setup2: dict[str, float] = {}
-    _pipe(files, cache, Groth16Engine("cuda")).shape(PT, setup=setup2)  # a later start
+    _pipe(files, cache, Groth16Engine("cuda", options=TO_DEVICE)).shape(PT, setup=setup2)  # a later start
     assert files.checks == [True] and "params_point_check" not in setup2 and "params_device_load" in setup2
-    monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "0")  # default: the host reader, trusted, no check
-    assert _pipe(files, cache, Groth16Engine("cuda")).shape(PT).key.params is not None
+    # the host reader, trusted, no check
+    assert _pipe(files, cache, Groth16Engine("cuda", options=ON_HOST)).shape(PT).key.params is not None
     assert files.checks == [True, False]
 
 
 def test_a_file_failing_its_check_is_never_loaded_to_the_device(
     files: _Files, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "1")
-    engine = Groth16Engine("cuda")
+    engine = Groth16Engine("cuda", options=TO_DEVICE)
     loads: list[Path] = []
     monkeypatch.setattr(engine, "load_params", lambda path: loads.append(path))
 
@@ -130,27 +138,26 @@ def test_admission_byte_counts(files: _Files, tmp_path: Path, monkeypatch: pytes
     once."""
     from gpu.groth16.spmv_cuda import DeviceR1CS
 
-    monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "1")
     r1cs = files.r1cs
     full, wit = assignment_host_bytes(r1cs), assignment_host_bytes(r1cs, device_spmv=True)
     assert wit == 32 * r1cs.num_vars and full == wit + 3 * 32 * r1cs.num_constraints_total
-    monkeypatch.setenv("PSAGENT_DEVICE_SPMV", "1")
-    cuda_pipe = _pipe(files, tmp_path / "cache", Groth16Engine("cuda"))
+    both = EngineOptions(device_spmv=True, params_to_device=True)
+    cuda_pipe = _pipe(files, tmp_path / "cache", Groth16Engine("cuda", options=both))
     assert cuda_pipe.shape(PT).host_bytes == wit
-    assert _pipe(files, tmp_path / "cache", Groth16Engine("cpu")).shape(PT).host_bytes == full
+    assert _pipe(files, tmp_path / "cache", Groth16Engine("cpu", options=both)).shape(PT).host_bytes == full
     key = cuda_pipe.shape(PT).key
     bases = sum(c._bases.nbytes for c in key.ctx.values()) + key.d_a_idx.nbytes + key.d_b_idx.nbytes
     compact = r1cs.compact()
     assert resident_r1cs_bytes(compact) == DeviceR1CS.upload(compact, 0).nbytes
     assert resident_r1cs_bytes(r1cs) >= DeviceR1CS.upload(r1cs, 0).nbytes
     assert cuda_pipe.resident_bytes(PT) == bases + resident_r1cs_bytes(r1cs)
-    monkeypatch.setenv("PSAGENT_DEVICE_SPMV", "0")
-    assert cuda_pipe.resident_bytes(PT) == bases
-    engine = cuda_pipe.engine
+    host_spmv = _pipe(files, tmp_path / "cache", Groth16Engine("cuda", options=TO_DEVICE))
+    assert host_spmv.resident_bytes(PT) == bases
+    engine = host_spmv.engine
     adm = Admission([engine.device], budget_bytes={engine.device.index: 10**6})  # type: ignore[attr-defined]
-    prover = AdmittedProver(cuda_pipe, admission=adm)
+    prover = AdmittedProver(host_spmv, admission=adm)
     assert prover.charge_resident(PT, 0) == bases and adm.budgets[0].total == 10**6 - bases
     assert prover.charge_resident(PT, 0) == 0 and adm.budgets[0].total == 10**6 - bases  # once
     small = Admission([engine.device], budget_bytes={0: bases})  # type: ignore[attr-defined]
     with pytest.raises(BudgetExceeded, match="resident"):
-        AdmittedProver(cuda_pipe, admission=small).charge_resident(PT, 0)
+        AdmittedProver(host_spmv, admission=small).charge_resident(PT, 0)

@@ -34,9 +34,9 @@ import anyio
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "agent"))  # tests/agent/_standin.py
 
-from agent.cli.common import enable_kernel_cache  # noqa: E402
+from agent.cli.common import use_engine_options  # noqa: E402
 
-enable_kernel_cache()  # as the CLI does, before numba loads: a restart must not recompile the C1 checks
+use_engine_options()  # as the CLI does, before numba loads: a restart must not recompile the C1 checks
 
 from _standin import stand_in_report  # noqa: E402
 

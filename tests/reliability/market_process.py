@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.cli.common import enable_kernel_cache
+from agent.cli.common import use_engine_options
 
-enable_kernel_cache()  # before numba loads: cutting C1s uses the hashing kernels
+use_engine_options()  # before numba loads: cutting C1s uses the hashing kernels
 
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402

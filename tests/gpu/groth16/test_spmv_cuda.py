@@ -77,23 +77,20 @@ def test_device_spmv_padding_empty_rows_and_wide_indices(seed: int) -> None:
 
 
 def test_device_spmv_switch_and_deferred_assignments(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """PSAGENT_DEVICE_SPMV=1 (read by device_spmv_default only) makes from_r1cs defer the evaluation; an
-    explicit argument overrides it; a deferred assignment holds the witness only (a pooled one gives back only
+    """``device_spmv=True`` (the engine options' device SpMV, a value: the environment plays no part) makes
+    from_r1cs defer the evaluation; a deferred assignment holds the witness only (a pooled one gives back only
     its witness buffer)."""
-    from gpu.groth16.prover import DEVICE_SPMV_ENV, Assignment, device_spmv_default
+    from gpu.groth16.prover import Assignment
     from gpu.transfer import PinnedPool
 
     r1cs, w, _ = random_circuit(seed, num_constraints=5)
-    monkeypatch.delenv(DEVICE_SPMV_ENV, raising=False)
-    assert not device_spmv_default() and Assignment.from_r1cs(r1cs, w).system is None
-    monkeypatch.setenv(DEVICE_SPMV_ENV, "0")
+    monkeypatch.setenv("PSAGENT_DEVICE_SPMV", "1")  # read by the agent's configuration layer, not here
     assert Assignment.from_r1cs(r1cs, w).system is None
-    monkeypatch.setenv(DEVICE_SPMV_ENV, "1")
-    asg = Assignment.from_r1cs(r1cs, w)
+    asg = Assignment.from_r1cs(r1cs, w, device_spmv=True)
     assert asg.system is r1cs and asg.a.shape == (0, 8) and np.array_equal(asg.witness, w)
     assert Assignment.from_r1cs(r1cs, w, device_spmv=False).system is None
     pool = PinnedPool()
-    pooled = Assignment.from_r1cs(r1cs, w, pool=pool)
+    pooled = Assignment.from_r1cs(r1cs, w, pool=pool, device_spmv=True)
     assert pooled.system is r1cs and pool.held_bytes == w.nbytes
     pooled.release(pool)
     assert pool.take(w.shape, w.dtype) is pooled.witness

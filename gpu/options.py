@@ -1,0 +1,77 @@
+"""The engine's options as one value: how it computes, decided by its caller, never read from the environment.
+
+:class:`EngineOptions` holds every switch the engine has. Two of them act per engine (``device_spmv``: A·w,
+B·w, C·w evaluated on the device from matrices resident on the proving key; ``params_to_device``: parameter
+files decoded straight onto the device): they are passed to the agent's engine with the rest of the record.
+Two act per process and must be set before the arithmetic is compiled (``ptx``: which Montgomery product the
+CUDA kernels inline; ``cpu_threads``: the host thread pool's width): :func:`configure` sets them once, before
+``gpu.arith``'s field modules are imported, and :func:`process` is what the arithmetic reads. The on-disk
+kernel cache is keyed by :meth:`EngineOptions.cache_tag`, because Numba's own key does not see the PTX choice.
+
+Defaults: ``DEVICE_PATHS`` is the one line that turns both device paths on or off by default (off until they
+have run on a GPU). Imports nothing (layer 0, beside ``gpu.placement``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+__all__ = ["DEVICE_PATHS", "EngineOptions", "Ptx", "configure", "process"]
+
+DEVICE_PATHS = False  # device SpMV and parameters decoded on the device, by default (flip when run on a GPU)
+
+Ptx = Literal["evenodd", "cios", "off"]
+PTX_PRODUCTS: tuple[Ptx, ...] = ("evenodd", "cios", "off")
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """``device_spmv`` / ``params_to_device``: CUDA only (the CPU engine ignores them); ``ptx``: the CUDA
+    kernels' Montgomery product (``evenodd`` split PTX, row-wise ``cios`` PTX, or ``off``: the generated limb
+    code); ``cpu_threads``: host threads for the CPU kernels (0: every CPU this process may use)."""
+
+    device_spmv: bool = DEVICE_PATHS
+    params_to_device: bool = DEVICE_PATHS
+    ptx: Ptx = "evenodd"
+    cpu_threads: int = 0
+
+    def __post_init__(self) -> None:
+        if self.ptx not in PTX_PRODUCTS:
+            raise ValueError(f"ptx must be one of {', '.join(PTX_PRODUCTS)}, got {self.ptx!r}")
+        if self.cpu_threads < 0:
+            raise ValueError(f"cpu_threads must be >= 0, got {self.cpu_threads}")
+
+    def cache_tag(self) -> str:
+        """What the compiled kernels depend on beyond the sources: ``ptx1`` (even/odd), ``ptx1-cios``,
+        ``ptx0`` (off)."""
+        return {"evenodd": "ptx1", "cios": "ptx1-cios", "off": "ptx0"}[self.ptx]
+
+    def same_process(self, other: EngineOptions) -> bool:
+        """Whether ``other`` asks for the same per-process settings (the per-engine ones may differ)."""
+        return (self.ptx, self.cpu_threads) == (other.ptx, other.cpu_threads)
+
+
+_process = EngineOptions()
+_frozen = False  # set once the arithmetic has read the per-process options
+
+
+def configure(options: EngineOptions) -> None:
+    """Set the per-process options (``ptx``, ``cpu_threads``) before the arithmetic is compiled. Once the
+    field modules were imported, a different PTX choice is refused (those kernels are compiled already)."""
+    global _process
+    if _frozen and options.ptx != _process.ptx:
+        raise RuntimeError(
+            f"the CUDA arithmetic was compiled with ptx={_process.ptx!r}; ptx={options.ptx!r} needs a new "
+            "process (set it before the engine is imported)"
+        )
+    _process = replace(options)
+
+
+def process(*, freeze: bool = False) -> EngineOptions:
+    """The per-process options as configured (defaults if nobody did); ``freeze``: the caller compiles with
+    them (the field modules), so the PTX choice is fixed from now on."""
+    global _frozen
+    if freeze:
+        _frozen = True
+    return _process
