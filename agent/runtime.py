@@ -29,8 +29,7 @@ from agent.config import ConfigError, Settings
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings, Market, RunSummary
 from agent.stages import Prover, StageSettings, request_work
-from agent.storage import open_store
-from agent.store import TERMINAL_STATES, AskState, RequestState, Store
+from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_store
 
 if TYPE_CHECKING:
     from agent.metrics import AgentMetrics

@@ -147,10 +147,10 @@ GATE_STATES = ("starting", "warming", "open", "failed", "unhealthy", "stopping",
 
 def write_gate_file(path: Path, gate: Gate, *, pid: int | None = None) -> None:
     """The gate's state for ``psagent status`` (another process), written atomically with a timestamp."""
+    from gpu.files import atomic_write
+
     data = {**gate.as_json(), "pid": pid if pid is not None else os.getpid(), "written_at": time.time()}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(data) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data) + "\n")
 
 
 @dataclass

@@ -35,7 +35,7 @@ import anyio
 from agent.proving.prover import Proven
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work, WorkError
-from agent.store import Payment, RequestRow, RequestState, Store, in_worker
+from agent.store import Payment, RequestRow, RequestState, Store, claimed, in_worker, leased
 from market.client import AlreadyAccepted
 from market.errors import MarketError, ProtocolError, Rejected, WorkGone
 from market.models import ProofReward
@@ -136,13 +136,11 @@ async def fetch_one(
     """Fetch and check the oldest queued request that no other fleet member is fetching (leased to
     ``owner`` meanwhile); its Work goes to ``handoff``. Returns False when none is queued."""
     c = counters or StageCounters()
-    row = await in_worker(store.lease, owner, S.QUEUED)
-    if row is None:
-        return False
-    try:
+    # a step that could not record its end leaves the row held, to be taken up again (Store.let_go)
+    async with leased(store, owner, S.QUEUED) as row:
+        if row is None:
+            return False
         return await _fetch_leased(market, store, row, check, c, owner, handoff)
-    finally:
-        store.let_go(row.row_id)  # a step that could not record its end leaves the row to be taken up again
 
 
 async def _fetch_leased(
@@ -195,13 +193,10 @@ async def prove_one(
     The Work comes from ``handoff`` when the fetch stage of this process left it there, else from the stored
     bytes (``check``)."""
     c = counters or StageCounters()
-    row = await in_worker(store.claim, settings.owner)
-    if row is None:
-        return None
-    try:
+    async with claimed(store, settings.owner) as row:
+        if row is None:
+            return None
         return await _prove_claimed(store, row, prover, settings, c, clock, handoff, check)
-    finally:
-        store.let_go(row.row_id)
 
 
 async def _prove_claimed(
@@ -289,13 +284,10 @@ async def submit_one(
     the caller's loop backs off and tries again with a fresh signature. Every submission is noted in the store
     before it is sent, so a 409 for a proof that an earlier (crashed) process sent is read as accepted."""
     c = counters or StageCounters()
-    row = await in_worker(store.lease, owner, S.COMPUTED)
-    if row is None:
-        return None
-    try:
+    async with leased(store, owner, S.COMPUTED) as row:
+        if row is None:
+            return None
         return await _submit_leased(market, store, row, c, clock, owner)
-    finally:
-        store.let_go(row.row_id)
 
 
 async def _submit_leased(

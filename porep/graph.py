@@ -33,6 +33,7 @@ from numba import njit
 
 from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
+from gpu.files import atomic_file
 from porep.chacha import SIGMA, block, chacha8_rng_words
 from porep.prooftypes import DRG_DEGREE, EXP_DEGREE, ProofType
 
@@ -358,10 +359,8 @@ class StackedGraph:
         if arr is None:
             arr = self.parents_of(np.arange(self.nodes))
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                arr.astype("<u4").tofile(tmp)
-                tmp.replace(path)
+                with atomic_file(path) as f:
+                    f.write(arr.astype("<u4").tobytes())
         arr.flags.writeable = False
         self._cache["all"] = arr
         return arr

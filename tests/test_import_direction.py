@@ -3,8 +3,8 @@ module by module over every import (function-local and TYPE_CHECKING ones includ
 so a violation fails even if it sits in code no other test executes:
 
 * packages: agent → market/porep → gpu, nothing upward; market proper does not use gpu (market.mock may);
-* porep uses only gpu's arithmetic layer (gpu.arith); porep.circuit and porep.snap.pce may also use
-  gpu.groth16's R1CS/prover;
+* porep uses only gpu's arithmetic layer (gpu.arith) and its file helper (gpu.files); porep.circuit and
+  porep.snap.pce may also use gpu.groth16's R1CS/prover;
 * inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
@@ -34,6 +34,7 @@ GPU_RANK = {
     "gpu": (5,),  # the package's own __init__ re-exports Backend / GpuError: nothing inside gpu imports it
     "gpu.placement": (0, -1),
     "gpu.options": (0, -1),
+    "gpu.files": (0, -1),
     "gpu.arith.cudashim": (0, 0),
     "gpu.arith.cpupool": (0, 0),
     "gpu.arith.montgomery_ptx": (0, 0),
@@ -57,8 +58,6 @@ AGENT_RANK = {
     "agent.sdnotify": (0,),
     "agent.admission": (0,),
     "agent.store": (0,),
-    "agent.store_pg": (0, 1),
-    "agent.storage": (0, 2),
     "agent.metrics": (1,),
     "agent.proving": (1, 9),
     "agent.proving.work": (1, 0),
@@ -75,8 +74,9 @@ AGENT_RANK = {
     "agent.dryrun": (5,),
     "agent.cli": (6,),
 }
-PUBLIC_GPU_FOR_POREP = ("gpu.arith",)
-PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.groth16.r1cs", "gpu.groth16.prover")
+# gpu.files (whole-or-nothing files, imports nothing) serves porep's caches too: one helper for both layers
+PUBLIC_GPU_FOR_POREP = ("gpu.arith", "gpu.files")
+PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.files", "gpu.groth16.r1cs", "gpu.groth16.prover")
 # the circuits: the StackedDRG one, the SnapDeals update circuit's recorder (its matrices are an R1CS) and its
 # seam (porep.snap.partition answers the proof pipeline with those matrices)
 CIRCUIT_MODULES = ("porep.circuit", "porep.snap.pce", "porep.snap.partition")
@@ -236,10 +236,10 @@ PLANTED = {
     ),
     "gpu/arith/fields/up.py": ("from gpu.curves import g1\n", "must not import gpu.curves"),
     "gpu/curves/rel.py": ("from ..groth16 import params\n", "must not import gpu.groth16"),
-    "porep/x.py": ("from gpu.msm import msm\n", "porep may import only gpu.arith of gpu"),
+    "porep/x.py": ("from gpu.msm import msm\n", "porep may import only gpu.arith, gpu.files of gpu"),
     "porep/circuit/y.py": (
         "from gpu.groth16 import verifier\n",
-        "may import only gpu.arith, gpu.groth16.r1cs",
+        "may import only gpu.arith, gpu.files, gpu.groth16.r1cs",
     ),
     "market/z.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import gpu\n", "market proper"),
     "gpu/w.py": ("import agent.cli\n", "gpu must not import agent"),

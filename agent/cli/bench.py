@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agent.cli.common import Backend, BackendOption
+from agent.cli.common import Backend, BackendOption, MinerOption, SectorOption
 
 if TYPE_CHECKING:
     from agent.proving.pipeline import ProofPipeline, ProofResult
@@ -282,10 +282,8 @@ def e2e(
     params_dir: Annotated[
         Path | None, typer.Option(help="Parameters directory (default $FIL_PROOFS_PARAMETER_CACHE).")
     ] = None,
-    miner: Annotated[
-        str | None, typer.Option(help="Miner of a bare C1 (with --sector: replica_id re-derived).")
-    ] = None,
-    sector: Annotated[int | None, typer.Option(help="Sector number of a bare C1 (with --miner).")] = None,
+    miner: MinerOption = None,
+    sector: SectorOption = None,
     warm_runs: Annotated[
         int, typer.Option("--warm-runs", min=0, help="Further proofs of the same C1 after the cold one.")
     ] = 0,

@@ -16,7 +16,6 @@ from agent.logsetup import setup_logging
 from gpu.options import EngineOptions  # imports nothing: numba stays unloaded here
 from gpu.placement import Backend  # the engine's enum (imports nothing either)
 
-EXIT_OK = 0
 EXIT_FAILURE = 1  # the command ran and its check failed (e.g. a proof did not verify)
 EXIT_USAGE = 2  # bad arguments or bad configuration
 EXIT_NOT_IMPLEMENTED = 3  # the command is part of the contract but not built yet
@@ -32,6 +31,8 @@ JsonOption = Annotated[
     typer.Option("--json", help="Print the result as one JSON object on stdout (progress stays on stderr)."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace existing output.")]
+MinerOption = Annotated[str | None, typer.Option("--miner", help="Miner actor id: 1000, f01000 or t01000.")]
+SectorOption = Annotated[int | None, typer.Option("--sector", help="Sector number.")]
 
 
 BackendOption = Annotated[
@@ -42,11 +43,6 @@ BackendOption = Annotated[
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     typer.echo(f"psagent: {message}", err=True)
     raise typer.Exit(code)
-
-
-def not_implemented(command: str, issue: str) -> NoReturn:
-    """Commands of the contract that do not exist yet say so and exit non-zero: no fake output."""
-    fail(f"'{command}' is not implemented yet ({issue}).", EXIT_NOT_IMPLEMENTED)
 
 
 def settings_or_exit(config: Path | None) -> Settings:

@@ -14,6 +14,8 @@ from agent.cli.common import (
     BackendOption,
     ConfigOption,
     JsonOption,
+    MinerOption,
+    SectorOption,
     fail,
     settings_or_exit,
 )
@@ -28,8 +30,6 @@ ParamsDirOption = Annotated[
         help="Groth16 parameters directory (default: prover.params_dir, or $FIL_PROOFS_PARAMETER_CACHE)."
     ),
 ]
-MinerOption = Annotated[str | None, typer.Option(help="Miner actor id, 1000 or f01000 (for a bare C1).")]
-SectorOption = Annotated[int | None, typer.Option(help="Sector number (for a bare C1).")]
 
 
 def register(app: typer.Typer) -> None:

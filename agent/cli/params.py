@@ -58,7 +58,7 @@ def generate(
     if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
         fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
     from gpu.groth16.r1cs import R1CS
-    from gpu.groth16.setup import UnconstrainedVariable, generate_file
+    from gpu.groth16.setup import UnconstrainedVariable
     from gpu.groth16.synthetic import SyntheticCircuit
     from gpu.placement import GpuError
 
@@ -97,36 +97,25 @@ def generate(
 
         device = devices()[0]
     announce_compilation()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        with _setup_progress() as progress:
-            made = generate_file(
-                system,
-                out / f"{stem}.params",
-                backend=chosen,
-                device=device,
-                test_seed=test_seed,
-                progress=progress,
-            )
-    except UnconstrainedVariable as exc:
-        fail(str(exc), EXIT_FAILURE)
-    except GpuError as exc:
-        fail(f"setup on the GPU failed: {exc}", EXIT_FAILURE)
-    vk, sizes = made.vk, made.sizes
-    vk.write(out / f"{stem}.vk")
+    from agent.config import cache_dir
+    from agent.proving.parameters import write_dev_params
+
     meta = {
         "circuit": circuit,
         "toxic_waste": TEST_MODE_NOTE if test_seed is not None else SECURE_NOTE,
         "test_mode": test_seed is not None,
         "backend": str(chosen),
-        **sizes,
     }
-    (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    # made here from points computed here: the prover need not re-check every point of it (agent.proving)
-    from agent.config import cache_dir
-    from agent.proving.parameters import CheckedParams
-
-    CheckedParams(cache_dir()).record(out / f"{stem}.params", made.blake2b)  # hashed as written
+    try:
+        with _setup_progress() as progress:
+            write_dev_params(
+                system, out, stem, cache=cache_dir(), meta=meta, backend=chosen, device=device,
+                test_seed=test_seed, progress=progress,
+            )
+    except UnconstrainedVariable as exc:
+        fail(str(exc), EXIT_FAILURE)
+    except GpuError as exc:
+        fail(f"setup on the GPU failed: {exc}", EXIT_FAILURE)
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
 
 
@@ -138,7 +127,7 @@ def _partition_r1cs(sector_size: str) -> tuple[Any, str]:
 
     from agent.cli.prove import SIZES
     from agent.config import cache_dir
-    from porep.circuit.partition import partition_r1cs
+    from agent.proving.parameters import blank_r1cs
     from porep.prooftypes import proof_type
 
     size = next((s for s in SIZES if s.lower() == sector_size.strip().lower()), None)
@@ -146,7 +135,7 @@ def _partition_r1cs(sector_size: str) -> tuple[Any, str]:
         fail(f"--sector-size must be one of {', '.join(SIZES)}, got {sector_size[:40]!r}", EXIT_USAGE)
     pt = proof_type(f"StackedDrg{size}V1_1")
     t = time.perf_counter()
-    system = partition_r1cs(pt, cache_dir())
+    system = blank_r1cs(pt, cache_dir())
     print(
         f"circuit {size}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
         f"{system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",

@@ -26,6 +26,7 @@ from agent.cli.common import (
     EXIT_USAGE,
     ForceOption,
     JsonOption,
+    MinerOption,
     announce_compilation,
     check_output_dir,
     check_output_file,
@@ -59,10 +60,6 @@ def _proof_type(name: str) -> Any:
         names = ", ".join(pt.name for pt in PROOF_TYPES)
         fail(f"unknown proof type {name[:80]!r}; valid: {names}", EXIT_USAGE)
 
-
-MinerOption = Annotated[
-    str | None, typer.Option("--miner", help="Miner actor id: 1000, f01000 or t01000.")
-]
 
 
 @contextmanager

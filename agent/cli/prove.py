@@ -159,7 +159,9 @@ def prove_cmd(
         if json_flag:
             typer.echo(json.dumps({**result.as_json(), "out": None}))
         fail(f"{report.diagnosis()}; nothing written", EXIT_FAILURE)
-    target.write_bytes(result.proof)
+    from gpu.files import atomic_write
+
+    atomic_write(target, result.proof)  # whole or not at all
     if json_flag:
         typer.echo(json.dumps({**result.as_json(), "out": str(target)}))
         return

@@ -19,13 +19,15 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from gpu.device import Device
     from gpu.groth16.params import Parameters
     from gpu.groth16.r1cs import R1CS
+    from gpu.placement import Backend
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
@@ -39,10 +41,12 @@ __all__ = [
     "file_digest",
     "params_paths",
     "read_params",
+    "write_dev_params",
 ]
 
 FILECOIN_PARAMS_DIR = Path("/var/tmp/filecoin-proof-parameters")
 Progress = Callable[[str, float, float], None]
+DEV_NOTE = "development parameters: toxic waste drawn from the OS CSPRNG and discarded"
 
 
 def default_params_dir() -> Path:
@@ -108,13 +112,12 @@ class CheckedParams:
         """Note that ``path`` (as it is now) passed the check, or was generated here."""
         st = path.stat()
         entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "blake2b": digest or file_digest(path)}
+        from gpu.files import atomic_write
+
         with self._lock:
             entries = self._entries()
             entries[str(path.resolve())] = entry
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-            tmp.write_text(json.dumps(entries, indent=1) + "\n")
-            os.replace(tmp, self.path)
+            atomic_write(self.path, json.dumps(entries, indent=1) + "\n")
 
 
 def blank_r1cs(pt: ProofType | UpdateProofType, cache: Path | None = None) -> R1CS:
@@ -129,6 +132,38 @@ def blank_r1cs(pt: ProofType | UpdateProofType, cache: Path | None = None) -> R1
     return partition_r1cs(pt, cache)
 
 
+def write_dev_params(
+    r1cs: R1CS,
+    directory: Path,
+    stem: str,
+    *,
+    cache: Path,
+    meta: Mapping[str, object],
+    backend: Backend | str = "cpu",
+    device: Device | None = None,
+    test_seed: int | None = None,
+    progress: Progress | None = None,
+) -> tuple[Path, Path]:
+    """The one writer of parameters made on this machine (``params generate``, the dry run's development
+    parameters): ``<stem>.params`` streamed to disk as the setup computes it (``gpu.groth16.setup``, on
+    ``backend``; a whole file or none), then ``<stem>.vk`` and ``<stem>.meta.json`` (``meta`` and the section
+    sizes). The file is recorded in :class:`CheckedParams` under ``cache`` by the digest computed while it was
+    written, so the prover never spends minutes checking points this machine computed. Raises what the setup
+    raises (``UnconstrainedVariable``, ``GpuError``)."""
+    from gpu.files import atomic_write
+    from gpu.groth16.setup import generate_file
+
+    params_path, vk_path = directory / f"{stem}.params", directory / f"{stem}.vk"
+    directory.mkdir(parents=True, exist_ok=True)
+    made = generate_file(
+        r1cs, params_path, backend=backend, device=device, test_seed=test_seed, progress=progress
+    )
+    made.vk.write(vk_path)
+    atomic_write(directory / f"{stem}.meta.json", json.dumps({**meta, **made.sizes}, indent=1) + "\n")
+    CheckedParams(cache).record(params_path, made.blake2b)
+    return params_path, vk_path
+
+
 def ensure_dev_params(
     pt: ProofType | UpdateProofType,
     directory: Path,
@@ -136,36 +171,17 @@ def ensure_dev_params(
     cache: Path,
     progress: Progress | None = None,
 ) -> tuple[Path, Path]:
-    """Development parameters for ``pt`` in ``directory`` (made once; later calls find them).
-
-    Written under a temporary name and renamed, so an interrupted setup never leaves a half file that a later
-    run would take for parameters. Files made here (this function's ``.meta.json`` beside them) are recorded
-    in :class:`CheckedParams` (under ``cache``), so the prover never spends minutes checking points this
-    machine computed."""
-    from gpu.groth16.setup import describe, generate
-
+    """Development parameters for ``pt`` in ``directory``, made once (:func:`write_dev_params`, on the CPU);
+    later calls find them. Files with this function's ``.meta.json`` beside them are recorded as checked."""
     checked = CheckedParams(cache)
     params_path, vk_path = params_paths(directory, pt)
     meta_path = directory / f"{pt.param_stem}.meta.json"
     if params_path.is_file() and vk_path.is_file():
         if meta_path.is_file() and not checked.trusted(params_path):
-            checked.record(params_path)  # made by an earlier run of this function, before the record existed
+            checked.record(params_path)  # made here, recorded by an older psagent (or the record was lost)
         return params_path, vk_path
-    directory.mkdir(parents=True, exist_ok=True)
     if progress is not None:
         progress("synthesising the blank circuit", 0.0, 1.0)
+    meta = {"proof_type": pt.name, "toxic_waste": DEV_NOTE}
     r1cs = blank_r1cs(pt)
-    params = generate(r1cs, progress=progress)
-    tmp = directory / f".{pt.param_stem}.tmp-{os.getpid()}"
-    params.write(tmp.with_suffix(".params"))
-    params.vk.write(tmp.with_suffix(".vk"))
-    meta = {
-        "proof_type": pt.name,
-        "toxic_waste": "development parameters: toxic waste drawn from the OS CSPRNG and discarded",
-        **describe(params),
-    }
-    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
-    os.replace(tmp.with_suffix(".vk"), vk_path)
-    os.replace(tmp.with_suffix(".params"), params_path)
-    checked.record(params_path)
-    return params_path, vk_path
+    return write_dev_params(r1cs, directory, pt.param_stem, cache=cache, meta=meta, progress=progress)

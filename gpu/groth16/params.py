@@ -19,12 +19,13 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
 from gpu.curves import G1, G2, EncodingError
 from gpu.curves._host import Group
+from gpu.files import atomic_file, atomic_write
 from gpu.groth16 import PROOF_BYTES
 
 G1_UNC = 96
@@ -79,7 +80,7 @@ class VerifyingKey:
         return vk
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        _atomic_write(Path(path), [self.to_bytes()])
+        atomic_write(path, self.to_bytes(), fsync=True)
 
     @staticmethod
     def read(path: str | os.PathLike[str], subgroup_check: bool = True) -> VerifyingKey:
@@ -123,7 +124,9 @@ class Parameters:
                 for lo in range(0, arr.shape[0], CHUNK_POINTS):
                     yield group.to_bytes(arr[lo : lo + CHUNK_POINTS], compressed=False)
 
-        _atomic_write(Path(path), parts())
+        with atomic_file(path, fsync=True) as f:
+            for part in parts():
+                f.write(part)
 
     def to_bytes(self) -> bytes:
         import io
@@ -310,18 +313,6 @@ class ParamsWriter:
             raise
         self.blake2b = self._hash.hexdigest()
         os.replace(self.tmp, self.path)
-
-
-def _atomic_write(path: Path, parts: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        w: BinaryIO = f
-        for p in parts:
-            w.write(p)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 # ------------------------------------------------------------------------------------------- proofs

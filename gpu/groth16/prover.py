@@ -15,11 +15,10 @@ Per circuit, a straight line of timed phases:
              runs Pippenger on the rest: gpu.msm)
   epilogue   A = alpha + r delta + A'; B = beta + s delta + B';
              C = s A' + r B1' + rs delta + s alpha + r beta + H' + L'
-Opt-in (not the default until it has run on a GPU): A.w, B.w, C.w evaluated on the device from matrices
-kept resident on the ProvingKey (gpu.groth16.spmv_cuda): only the witness is uploaded per proof, the host does
-no SpMV. An assignment made by ``Assignment.on_device`` (or ``from_r1cs(..., device_spmv=True)``: the
-engine's ``gpu.options.EngineOptions.device_spmv``) carries its constraint
-system instead of a, b, c; the CUDA prover then runs upload_witness, ``spmv`` (``upload_r1cs`` once per key)
+The device SpMV (``gpu.options.EngineOptions.device_spmv``, its default ``gpu.options.DEVICE_PATHS``): A.w,
+B.w, C.w evaluated on the device from matrices kept resident on the ProvingKey (gpu.groth16.spmv_cuda): only
+the witness is uploaded per proof, the host does no SpMV. An assignment made by ``Assignment.on_device`` (or
+``from_r1cs(..., device_spmv=True)``) carries its constraint system instead of a, b, c; the CUDA prover then runs upload_witness, ``spmv`` (``upload_r1cs`` once per key)
 and quotient in place of upload_abc; the CPU prover evaluates it on the host. Same proof bytes either way.
 r and s come from the OS CSPRNG unless given (deterministic mode: CPU and CUDA then give identical bytes).
 Batches (several assignments of one shape) share the resident bases of one ProvingKey: the SRS is loaded and
@@ -169,13 +168,6 @@ def quotient_cpu(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int) -> np.n
     h3 = h.reshape(1, n, 8)
     transform_cpu(h3, logn, plan(Order.NR), True, NO_SCALE, scale(logn, "inv_coset", canonical=True))
     return h
-
-
-def quotient_cuda(
-    a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, dev: Device, staging: Staging | None = None
-) -> Any:
-    """Like quotient_cpu, on the device (the caller holds it); returns an (n, 8) device array."""
-    return h_step_device(upload_abc(a, b, c, logn, staging), logn, dev)
 
 
 def upload_abc(a: np.ndarray, b: np.ndarray, c: np.ndarray, logn: int, staging: Staging | None = None) -> Any:
@@ -522,8 +514,8 @@ def _device_scalars(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dic
 def _device_scalars_spmv(
     pk: ProvingKey, system: R1CS | DeviceR1CS, w: np.ndarray, t: dict[str, float]
 ) -> dict[str, Any]:
-    """The opt-in path of _device_scalars: witness upload (and the A/B gathers), A.w, B.w, C.w on the device
-    from the resident matrices straight into the H step's buffer, the H step."""
+    """The device SpMV path of _device_scalars: witness upload (and the A/B gathers), A.w, B.w, C.w on the
+    device from the resident matrices straight into the H step's buffer, the H step."""
     from numba import cuda
 
     from gpu.groth16.cuda_kernels import gather

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -38,6 +36,7 @@ from gpu.arith.fields import (
     fr_zero,
 )
 from gpu.arith.fields.constants import R_MODULUS
+from gpu.files import atomic_dir
 
 FORMAT = "psagent-r1cs"
 FORMAT_VERSION = 1
@@ -471,10 +470,7 @@ class R1CS(SystemSizes):
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write meta.json + one .npy per array, atomically (temporary directory, then rename)."""
-        final = Path(directory)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp", dir=final.parent))
-        try:
+        with atomic_dir(directory) as tmp:
             meta = {
                 "format": FORMAT,
                 "version": FORMAT_VERSION,
@@ -489,13 +485,7 @@ class R1CS(SystemSizes):
                 np.save(tmp / f"{name}_cols.npy", np.ascontiguousarray(mat.cols, dtype=np.uint32))
                 np.save(tmp / f"{name}_vals.npy", np.ascontiguousarray(mat.vals, dtype=np.uint32))
             (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return final
+        return Path(directory)
 
     @staticmethod
     def load(directory: str | os.PathLike[str], mmap: bool = True) -> R1CS:

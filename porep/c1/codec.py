@@ -1,6 +1,6 @@
 """C1 JSON ↔ :class:`C1Arrays`: any formatting serde_json accepts, values strictly, fast for a 32GiB C1.
 
-Policy (issue 15): a C1 is accepted in any JSON formatting that Rust's serde_json reads into
+Policy: a C1 is accepted in any JSON formatting that Rust's serde_json reads into
 ``SealCommitPhase1Output`` (whitespace, key order, unknown keys, escapes; see :func:`_slow_parse` for the
 exact rules), and every *value* is checked strictly (types, lengths fixed by the proof type, ranges).
 :class:`Decoded` says whether the input bytes are *canonical*: exactly what real producers emit — compact

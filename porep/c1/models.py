@@ -396,19 +396,6 @@ def _merkle_builder(arrays: C1Arrays, prefix: str, variant: str) -> Callable[[],
     )
 
 
-def arrays_to_models(arrays: C1Arrays) -> SealCommitPhase1Output:
-    """The whole model tree of validated arrays, built now (no re-validation: ~50k objects at 32GiB)."""
-    return SealCommitPhase1Output.model_construct(
-        registered_proof=arrays.proof_type.proof,
-        vanilla_proofs=vanilla_tree(arrays),
-        comm_r=arrays.domain("comm_r"),
-        comm_d=arrays.domain("comm_d"),
-        replica_id=arrays.domain("replica_id"),
-        seed=arrays.domain("seed"),
-        ticket=arrays.domain("ticket"),
-    )
-
-
 def vanilla_tree(arrays: C1Arrays) -> tuple[tuple[Proof, ...], ...]:
     """``vanilla_proofs`` ([partition][challenge]) of validated arrays, as model objects."""
     pt = arrays.proof_type

@@ -36,7 +36,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu.arith.cpupool import parallel_map
+from gpu.files import atomic_dir
 from gpu.groth16.r1cs import R1CS, CompactCSR, index_dtype
 from porep.circuit.cs import ConstraintSystem, R, ints_to_limbs
 from porep.circuit.stacked import (
@@ -238,10 +238,7 @@ class PartitionTemplate:
 
     def save(self, directory: str | os.PathLike[str], key: str) -> Path:
         """meta.json + one .npy per array, written to a temporary directory and renamed into place."""
-        final = Path(directory)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp", dir=final.parent))
-        try:
+        with atomic_dir(directory) as tmp:
             for name, a in self.arrays().items():
                 np.save(tmp / f"{name}.npy", np.ascontiguousarray(a))
             meta = {
@@ -251,13 +248,7 @@ class PartitionTemplate:
             if self.window != (0, 0):
                 meta["window"] = list(self.window)
             (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-            if final.exists():
-                shutil.rmtree(final)
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return final
+        return Path(directory)
 
     @staticmethod
     def load(directory: str | os.PathLike[str], key: str) -> PartitionTemplate:

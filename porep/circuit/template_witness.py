@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import threading
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from numba import njit
 from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
 from gpu.arith.fields import fr_add, fr_encode, fr_load, fr_load2, fr_mul, fr_store2, fr_sub, fr_zero
+from gpu.files import atomic_file
 from porep.circuit.cs import R
 from porep.circuit.template import Template
 
@@ -359,14 +359,11 @@ def program_version() -> str:
 
 
 def _save(bp: BitProgram, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as f:
+    with atomic_file(path) as f:
         np.savez(
             f, free=bp.free, dst=bp.dst, src=bp.src, table=bp.table,
             meta=np.asarray([bp.n_inputs, bp.n_aux, bp.last], dtype=np.int64),
         )
-    os.replace(tmp, path)
 
 
 def _load(path: Path) -> BitProgram:

@@ -26,7 +26,7 @@ from agent.proving.prover import Proven  # noqa: E402
 from agent.proving.work import Work  # noqa: E402
 from agent.requester import RequestLoopSettings  # noqa: E402
 from agent.service import Agent, AgentSettings  # noqa: E402
-from agent.storage import open_store  # noqa: E402
+from agent.store import open_store  # noqa: E402
 from market.client import MarketClient  # noqa: E402
 from market.wallet import Wallet  # noqa: E402
 

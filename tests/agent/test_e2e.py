@@ -155,11 +155,11 @@ async def test_mixed_porep_and_snap_pool_all_proven_and_paid(
         rows = store.list_requests([RequestState.SUBMITTED])
         assert summary.submitted == len(rows) >= 6 and summary.verified >= 6
         assert not store.list_requests([RequestState.FAILED, RequestState.GONE])
-        kinds = Counter(r.proof_type for r in rows)
+        kinds = Counter(r.kind for r in rows)
         assert kinds["porep"] >= 2 and kinds["snap"] >= 2 and set(kinds) == {"porep", "snap"}, kinds
         assert all(r.pow is False for r in rows)  # every one paid work
         named = {"porep": "PoRep", "snap": "Snap"}
-        assert Counter(checker.kinds) == Counter(named[r.proof_type] for r in rows)
+        assert Counter(checker.kinds) == Counter(named[r.kind] for r in rows)
         counters = market.state.snapshot()["counters"]
         assert counters.get("completed_valid", 0) == len(rows) and counters.get("completed_invalid", 0) == 0
         ours = [(p.nonce, p.cumulative_amount, p.signature.hex(), p.request_cid) for p in store.payments()]
@@ -358,7 +358,7 @@ async def test_real_prover_mixed_porep_and_snap(mixed_pool: ChallengePool, tmp_p
             with anyio.fail_after(3600):
                 summary = await agent.run(max_proofs=2, handle_signals=False)
         rows = store.list_requests([RequestState.SUBMITTED])
-        assert summary.submitted >= 2 and {r.proof_type for r in rows} == {"porep", "snap"}
+        assert summary.submitted >= 2 and {r.kind for r in rows} == {"porep", "snap"}
         assert market.state.snapshot()["counters"].get("completed_invalid", 0) == 0
         ours = [(p.nonce, p.cumulative_amount) for p in store.payments()]
         theirs = market.state.vouchers(wallet.address.encode("f"))

@@ -19,9 +19,8 @@ from _fleet_proc import STALE_AFTER_S
 
 from agent.fleet import fleet_marks
 from agent.requester import RequestLoopSettings
-from agent.storage import open_store
-from agent.store import TERMINAL_STATES, RequestState
-from agent.store_pg import PgStore
+from agent.store import TERMINAL_STATES, RequestState, open_store
+from agent.store.postgres import PgStore
 from market.mock import DigestStandInChecker, MarketRules, MockMarket
 from market.mock.pool import ChallengePool
 from market.wallet import Wallet

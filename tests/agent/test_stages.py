@@ -66,7 +66,7 @@ async def test_happy_path_pays_and_erases_inputs(store, work_bytes):
     m, c = FakeMarket({cid: work_bytes}), StageCounters()
     assert await fetch_one(m, store, counters=c)
     row = store.by_cid(cid)
-    assert row is not None and row.state is S.FETCHED and row.proof_type == "porep"
+    assert row is not None and row.state is S.FETCHED and row.kind == "porep"
     prover = FakeProver()
     row = await prove_one(store, prover, StageSettings(owner="me"), counters=c)
     assert row is not None and row.state is S.COMPUTED and row.job_id == prover.job_ids[0]
@@ -149,7 +149,7 @@ async def test_snap_work_is_fetched_and_a_mutated_one_failed_by_name(store, snap
     cid = _queue(store, snap_bytes)
     assert await fetch_one(FakeMarket({cid: snap_bytes}), store)
     row = store.by_cid(cid)
-    assert row is not None and row.state is S.FETCHED and row.proof_type == "snap" and row.has_data
+    assert row is not None and row.state is S.FETCHED and row.kind == "snap" and row.has_data
 
     good = ProofData.parse(snap_bytes)
     assert good.snap is not None

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from agent.storage import open_store
 from agent.store import (
     TERMINAL_STATES,
     TRANSITIONS,
@@ -25,6 +24,7 @@ from agent.store import (
     SqlStore,
     StoreError,
     TransitionError,
+    open_store,
 )
 
 S = RequestState
@@ -227,7 +227,8 @@ def test_newer_schema_is_refused(make_store):
 
 
 def test_migrations_upgrade_an_older_schema(make_store):
-    """A store at schema 2 (before fleets) gains the hosts table and keeps its rows."""
+    """A store at schema 2 (before fleets) gains the hosts table, its requests' proof_type column becomes
+    kind (schema 4), and it keeps its rows."""
     s = make_store()
     row_id = _fetched(s)
     s.close()
@@ -236,6 +237,7 @@ def test_migrations_upgrade_an_older_schema(make_store):
         db = sqlite3.connect(url[len("sqlite:///") :])
         db.execute("DROP TABLE hosts")
         db.execute("DROP INDEX requests_owner")
+        db.execute("ALTER TABLE requests RENAME COLUMN kind TO proof_type")
         db.execute("PRAGMA user_version = 2")
         db.close()
     else:
@@ -244,10 +246,12 @@ def test_migrations_upgrade_an_older_schema(make_store):
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("DROP TABLE hosts")
             conn.execute("DROP INDEX requests_owner")
+            conn.execute("ALTER TABLE requests RENAME COLUMN kind TO proof_type")
             conn.execute("UPDATE psagent_schema SET version = 2")
     s = make_store()
-    assert s.schema_version() == type(s).SCHEMA_VERSION == 3
-    assert s.get(row_id).state is S.FETCHED and s.data(row_id) == b'{"x":1}'
+    assert s.schema_version() == type(s).SCHEMA_VERSION == 4
+    row = s.get(row_id)
+    assert row.state is S.FETCHED and s.data(row_id) == b'{"x":1}' and row.kind == "porep"
     s.heartbeat("a", hostname="h", pid=1, capacity=1)
     assert [h.owner for h in s.hosts()] == ["a"]
 
@@ -366,7 +370,7 @@ def test_kill_9_between_transitions_loses_nothing(make_store):
     script = textwrap.dedent(
         f"""
         import sys
-        from agent.storage import open_store
+        from agent.store import open_store
         from agent.store import RequestState as S
         s = open_store({make_store.url!r})
         print("ready", flush=True)

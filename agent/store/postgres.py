@@ -1,6 +1,6 @@
 """The store on PostgreSQL, for fleets: many hosts, one wallet, one shared queue.
 
-Same queries and state machine as the SQLite store (:class:`agent.store.SqlStore`); what PostgreSQL adds:
+Same queries and state machine as the SQLite store (``agent.store.sql.SqlStore``); what PostgreSQL adds:
 
 * Claims and leases take rows with ``SELECT … FOR UPDATE SKIP LOCKED``, so provers, fetchers and submitters
   on every host each get a different row without waiting on one another.
@@ -23,15 +23,16 @@ from typing import Any
 
 import psycopg
 
-from agent.store import SqlStore, StoreError, _Cursor, _Db
+from agent.store.model import StoreError
+from agent.store.sql import SqlStore, _Cursor, _Db
 
 __all__ = ["PG_MIGRATIONS", "REQUESTER_LOCK", "PgStore"]
 
 REQUESTER_LOCK = 0x7073_6167_656E_7401  # "psagent\x01": the fleet's requester election (a bigint key)
 MIGRATION_LOCK = 0x7073_6167_656E_7402  # "psagent\x02": schema upgrades, one member at a time
 
-# The SQLite migrations (agent.store._MIGRATIONS) in PostgreSQL's types, version for version: a schema version
-# means the same tables on both backends.
+# The SQLite migrations (agent.store.sqlite.SQLITE_MIGRATIONS) in PostgreSQL's types, version for version: a
+# schema version means the same tables on both backends.
 PG_MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema
     """
@@ -90,6 +91,10 @@ PG_MIGRATIONS: tuple[str, ...] = (
         stopped_at     DOUBLE PRECISION
     );
     CREATE INDEX requests_owner ON requests(owner);
+    """,
+    # 4: the column holds the request's kind ("porep" | "snap"), not a proof type
+    """
+    ALTER TABLE requests RENAME COLUMN proof_type TO kind;
     """,
 )
 

@@ -1,294 +1,32 @@
-"""The agent's durable state: work requests, reward vouchers and asks.
-
-Why a database and not files: every state change of a request must be one atomic step that survives a
-``kill -9`` at any instant, so that after a restart every request is either submitted exactly once or still
-pending (never lost, never submitted twice). SQLite in WAL mode gives that on one host with no server to run;
-the :class:`Store` protocol is what the agent uses, so a PostgreSQL backend for fleets (rows claimed with
-``FOR UPDATE SKIP LOCKED``) can be added beside :class:`SqliteStore` without touching the loops.
-
-The request life cycle is an explicit state machine (:data:`TRANSITIONS`); a change that is not an edge of it
-raises :class:`TransitionError` and changes nothing::
-
-    queued ──► fetched ──► proving ──► computed ──► submitted
-       │          │           │            │
-       └──────────┴───────────┴────────────┴──► gone | failed     (fetched/proving ──► queued: orphan reset)
-
-Request data (the ProofData bytes) lives in the row while it is needed and is erased when the request ends
-(the market's terms, 6.3: inputs are discarded right after the work is done), unless the operator chose to
-keep ended requests' inputs until their rows are purged (``retention.discard_inputs = false``).
-"""
+"""The queries both backends share, written once with ``?`` placeholders (the PostgreSQL backend translates
+them): requests, claims and leases, fleet members, vouchers and asks."""
 
 from __future__ import annotations
 
-import functools
-import sqlite3
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from enum import StrEnum
-from pathlib import Path
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import Any, Protocol
 
-import anyio
-
-__all__ = [
-    "ACTIVE_STATES",
-    "TERMINAL_STATES",
-    "TRANSITIONS",
-    "Ask",
-    "AskState",
-    "HostRow",
-    "Payment",
-    "RequestRow",
-    "RequestState",
-    "SqlStore",
-    "SqliteStore",
-    "Store",
-    "StoreError",
-    "TransitionError",
-    "in_worker",
-]
-
-
-P = ParamSpec("P")
-T = TypeVar("T")
-
-
-async def in_worker(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a (blocking) store call in a worker thread, so the agent's event loop never waits on the disk."""
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
-
-
-class StoreError(Exception):
-    """The store cannot be opened or used (bad URL, newer schema, disk error)."""
-
-
-class TransitionError(StoreError):
-    """A request state change that is not an edge of the state machine, or on a row that moved meanwhile."""
-
-
-class RequestState(StrEnum):
-    QUEUED = "queued"  # matched by the market, data not fetched yet
-    FETCHED = "fetched"  # data downloaded, hash-checked and strictly checked
-    PROVING = "proving"  # claimed by a prover (owner set)
-    COMPUTED = "computed"  # proof verified locally, waiting to be submitted
-    SUBMITTED = "submitted"  # the market accepted the proof
-    GONE = "gone"  # the market reassigned the work (410) or its deadline passed: never resubmitted
-    FAILED = "failed"  # could not be proven or submitted; last_error says why
-
-
-TERMINAL_STATES = frozenset({RequestState.SUBMITTED, RequestState.GONE, RequestState.FAILED})
-ACTIVE_STATES = frozenset(set(RequestState) - TERMINAL_STATES)
-
-_S = RequestState
-TRANSITIONS: dict[RequestState, frozenset[RequestState]] = {
-    _S.QUEUED: frozenset({_S.FETCHED, _S.GONE, _S.FAILED}),
-    # back to queued: an orphan reset of a fetch that died half-way is harmless (fetch again)
-    _S.FETCHED: frozenset({_S.PROVING, _S.QUEUED, _S.GONE, _S.FAILED}),
-    # back to fetched: a retry after a failed attempt or an orphan reset (the data is still in the row)
-    _S.PROVING: frozenset({_S.COMPUTED, _S.FETCHED, _S.GONE, _S.FAILED}),
-    _S.COMPUTED: frozenset({_S.SUBMITTED, _S.GONE, _S.FAILED}),
-    _S.SUBMITTED: frozenset(),
-    _S.GONE: frozenset(),
-    _S.FAILED: frozenset(),
-}
-
-
-class AskState(StrEnum):
-    ACTIVE = "active"  # created, not yet matched
-    MATCHED = "matched"  # a request with this work-ask id arrived
-    WITHDRAWN = "withdrawn"
-    EXPIRED = "expired"  # no longer listed by the market and never matched (e.g. an orphan ask)
-
-
-@dataclass(frozen=True)
-class RequestRow:
-    row_id: int
-    service_id: int  # the market's WorkRequest.id
-    request_cid: str
-    work_ask_id: int
-    proof_type: str  # "porep" | "snap" | "" until the data is read
-    obtained_at: float
-    deadline: float | None
-    state: RequestState
-    attempts: int
-    job_id: str | None
-    owner: str | None
-    last_error: str | None
-    proof: bytes | None
-    pow: bool | None
-    updated_at: float
-    has_data: bool
-    submit_attempts: int = 0
-
-
-@dataclass(frozen=True)
-class Payment:
-    nonce: int
-    amount: int  # attoFIL
-    cumulative_amount: int  # attoFIL
-    signature: bytes
-    request_cid: str
-    received_at: float
-
-
-@dataclass(frozen=True)
-class Ask:
-    ask_id: int
-    price_attofil: int
-    created_at: float
-    state: AskState
-    updated_at: float
-
-
-@dataclass(frozen=True)
-class HostRow:
-    """One agent process of the fleet as its heartbeats left it (the ``hosts`` table)."""
-
-    owner: str  # the process's claim token (hostname-pid-random)
-    hostname: str
-    pid: int
-    capacity: int  # concurrent proofs it admits (its device slots)
-    devices: tuple[str, ...]
-    started_at: float
-    heartbeat_at: float
-    last_error: str | None
-    last_error_at: float | None
-    requester: bool  # it held the fleet's requester lock when it last took it
-    stopped_at: float | None  # a clean exit; None while running (or after a crash)
-    proving: int  # rows it holds in proving
-    leased: int  # queued/computed rows it holds while fetching/submitting
-    alive: bool  # running and heartbeating within the store's stale_after_s
-    age_s: float = 0.0  # since its last heartbeat, by the store's clock (PostgreSQL: the server's)
-
-
-class Store(Protocol):
-    """What the agent's loops need from durable state. Every method is one transaction.
-
-    Fleet members (one per agent process, PostgreSQL for many hosts) heartbeat every ``heartbeat_s``;
-    a member silent for ``stale_after_s`` is dead and :meth:`reap` re-queues its claims."""
-
-    heartbeat_s: float
-    stale_after_s: float
-
-    def add_request(
-        self,
-        service_id: int,
-        request_cid: str,
-        work_ask_id: int,
-        *,
-        obtained_at: float | None = None,
-        deadline: float | None = None,
-    ) -> RequestRow | None: ...
-    def get(self, row_id: int) -> RequestRow: ...
-    def by_cid(self, request_cid: str) -> RequestRow | None: ...
-    def list_requests(self, states: Sequence[RequestState] | None = None) -> list[RequestRow]: ...
-    def counts(self) -> dict[RequestState, int]: ...
-    def transition(
-        self,
-        row_id: int,
-        src: RequestState,
-        dst: RequestState,
-        *,
-        error: str | None = None,
-        proof: bytes | None = None,
-        pow: bool | None = None,
-        job_id: str | None = None,
-        owner: str | None = None,
-    ) -> RequestRow: ...
-    def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow: ...
-    def data(self, row_id: int) -> bytes: ...
-    def note_submit_attempt(self, row_id: int) -> RequestRow: ...
-    def claim(self, owner: str, src: RequestState = ..., dst: RequestState = ...) -> RequestRow | None: ...
-    def lease(self, owner: str, state: RequestState) -> RequestRow | None: ...
-    def release(self, row_id: int, owner: str) -> bool: ...
-    def let_go(self, row_id: int) -> None: ...
-    def reset_orphans(self, live_owner: str) -> int: ...
-    def reap(self, live_owner: str) -> int: ...
-    def heartbeat(
-        self, owner: str, *, hostname: str, pid: int, capacity: int, devices: Sequence[str] = (),
-        last_error: str | None = None,
-    ) -> None: ...
-    def leave(self, owner: str) -> int: ...
-    def hosts(self) -> list[HostRow]: ...
-    def fleet_capacity(self) -> int: ...
-    def try_lead(self, owner: str) -> bool: ...
-    def record_payment(self, payment: Payment) -> bool: ...
-    def payments(self) -> list[Payment]: ...
-    def record_ask(self, ask_id: int, price_attofil: int, created_at: float | None = None) -> None: ...
-    def set_ask_state(self, ask_id: int, state: AskState) -> None: ...
-    def asks(self, states: Sequence[AskState] | None = None) -> list[Ask]: ...
-    def purge(self, *, submitted_before: float, failed_before: float) -> int: ...
-    def schema_version(self) -> int: ...
-    def close(self) -> None: ...
-
-
-_MIGRATIONS: tuple[str, ...] = (
-    # 1: the first schema
-    """
-    CREATE TABLE requests (
-        row_id       INTEGER PRIMARY KEY AUTOINCREMENT,
-        service_id   INTEGER NOT NULL,
-        request_cid  TEXT NOT NULL UNIQUE,
-        work_ask_id  INTEGER NOT NULL,
-        proof_type   TEXT NOT NULL DEFAULT '',
-        obtained_at  REAL NOT NULL,
-        deadline     REAL,
-        state        TEXT NOT NULL,
-        attempts     INTEGER NOT NULL DEFAULT 0,
-        job_id       TEXT,
-        owner        TEXT,
-        last_error   TEXT,
-        proof        BLOB,
-        pow          INTEGER,
-        data         BLOB,
-        updated_at   REAL NOT NULL
-    );
-    CREATE INDEX requests_state ON requests(state, row_id);
-    CREATE TABLE payments (
-        nonce              INTEGER PRIMARY KEY,
-        amount             TEXT NOT NULL,
-        cumulative_amount  TEXT NOT NULL,
-        signature          BLOB NOT NULL,
-        request_cid        TEXT NOT NULL,
-        received_at        REAL NOT NULL
-    );
-    CREATE TABLE asks (
-        ask_id         INTEGER PRIMARY KEY,
-        price_attofil  TEXT NOT NULL,
-        created_at     REAL NOT NULL,
-        state          TEXT NOT NULL,
-        updated_at     REAL NOT NULL
-    );
-    """,
-    # 2: submit attempts, so a 409 after a crash between submitting and recording it is understood
-    """
-    ALTER TABLE requests ADD COLUMN submit_attempts INTEGER NOT NULL DEFAULT 0;
-    """,
-    # 3: fleet members (one row per agent process: heartbeat, capacity, last error, requester flag)
-    """
-    CREATE TABLE hosts (
-        owner          TEXT PRIMARY KEY,
-        hostname       TEXT NOT NULL,
-        pid            INTEGER NOT NULL,
-        capacity       INTEGER NOT NULL,
-        devices        TEXT NOT NULL DEFAULT '',
-        started_at     REAL NOT NULL,
-        heartbeat_at   REAL NOT NULL,
-        last_error     TEXT,
-        last_error_at  REAL,
-        requester      INTEGER NOT NULL DEFAULT 0,
-        stopped_at     REAL
-    );
-    CREATE INDEX requests_owner ON requests(owner);
-    """,
+from agent.store.model import (
+    TERMINAL_STATES,
+    TRANSITIONS,
+    Ask,
+    AskState,
+    HostRow,
+    Payment,
+    RequestRow,
+    RequestState,
+    StoreError,
+    TransitionError,
 )
 
+__all__ = ["SqlStore"]
+
 _REQUEST_COLUMNS = (
-    "row_id, service_id, request_cid, work_ask_id, proof_type, obtained_at, deadline, state, attempts, "
+    "row_id, service_id, request_cid, work_ask_id, kind, obtained_at, deadline, state, attempts, "
     "job_id, owner, last_error, proof, pow, updated_at, data IS NOT NULL, submit_attempts"
 )
 _HOST_COLUMNS = (
@@ -306,7 +44,7 @@ def _row(r: Sequence[Any]) -> RequestRow:
         service_id=r[1],
         request_cid=r[2],
         work_ask_id=r[3],
-        proof_type=r[4],
+        kind=r[4],
         obtained_at=r[5],
         deadline=r[6],
         state=RequestState(r[7]),
@@ -521,14 +259,14 @@ class SqlStore:
                 )
             return self._get(db, row_id)
 
-    def store_data(self, row_id: int, data: bytes, proof_type: str) -> RequestRow:
+    def store_data(self, row_id: int, data: bytes, kind: str) -> RequestRow:
         """Keep the fetched (already hash-checked) request data and move queued → fetched in one step."""
         now = self._clock()
         with self._tx() as db:
             cur = db.execute(
-                "UPDATE requests SET data = ?, proof_type = ?, state = ?, updated_at = ?, owner = NULL "
+                "UPDATE requests SET data = ?, kind = ?, state = ?, updated_at = ?, owner = NULL "
                 "WHERE row_id = ? AND state = ?",
-                (data, proof_type, RequestState.FETCHED.value, now, row_id, RequestState.QUEUED.value),
+                (data, kind, RequestState.FETCHED.value, now, row_id, RequestState.QUEUED.value),
             )
             if cur.rowcount != 1:
                 raise TransitionError(f"request row {row_id} is not queued")
@@ -872,79 +610,3 @@ class SqlStore:
             ).fetchall()
         out = [Ask(r[0], int(r[1]), r[2], AskState(r[3]), r[4]) for r in rows]
         return out if states is None else [a for a in out if a.state in states]
-
-
-class SqliteStore(SqlStore):
-    """:class:`Store` on one SQLite file in WAL mode, for one agent process. Thread-safe (one connection
-    behind a lock): the agent calls it from worker threads (``anyio.to_thread``), so the event loop never
-    waits on the disk. The only agent is always the requester."""
-
-    SCHEMA_VERSION = len(_MIGRATIONS)
-
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        clock: Callable[[], float] | None = None,
-        heartbeat_s: float = 5.0,
-        stale_after_s: float = 30.0,
-        discard_inputs: bool = True,
-    ) -> None:
-        super().__init__(
-            clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s, discard_inputs=discard_inputs
-        )
-        self.path = str(path)
-        try:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")  # a voucher or a state change must survive power loss
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except sqlite3.Error as e:
-            raise StoreError(f"cannot open the store {self.path}: {e}") from e
-
-    @contextmanager
-    def _tx(self) -> Iterator[_Db]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            else:
-                self._db.execute("COMMIT")
-
-    @contextmanager
-    def _read(self) -> Iterator[_Db]:
-        with self._lock:
-            yield self._db
-
-    def _migrate(self) -> None:
-        with self._tx() as db:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > self.SCHEMA_VERSION:
-                raise StoreError(
-                    f"the store {self.path} has schema version {version}, newer than this psagent knows "
-                    f"({self.SCHEMA_VERSION}): upgrade psagent"
-                )
-            for n in range(version, self.SCHEMA_VERSION):
-                for statement in _MIGRATIONS[n].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version = {n + 1}")
-
-    def schema_version(self) -> int:
-        with self._lock:
-            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
-
-    def try_lead(self, owner: str) -> bool:
-        """One agent per file: it is the requester."""
-        self._mark_requester(owner)
-        return True
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()

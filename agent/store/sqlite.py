@@ -1,0 +1,154 @@
+"""The store on one SQLite file in WAL mode, for one agent process (the default)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from agent.store.model import StoreError
+from agent.store.sql import SqlStore, _Db
+
+__all__ = ["SQLITE_MIGRATIONS", "SqliteStore"]
+
+SQLITE_MIGRATIONS: tuple[str, ...] = (
+    # 1: the first schema
+    """
+    CREATE TABLE requests (
+        row_id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        service_id   INTEGER NOT NULL,
+        request_cid  TEXT NOT NULL UNIQUE,
+        work_ask_id  INTEGER NOT NULL,
+        proof_type   TEXT NOT NULL DEFAULT '',
+        obtained_at  REAL NOT NULL,
+        deadline     REAL,
+        state        TEXT NOT NULL,
+        attempts     INTEGER NOT NULL DEFAULT 0,
+        job_id       TEXT,
+        owner        TEXT,
+        last_error   TEXT,
+        proof        BLOB,
+        pow          INTEGER,
+        data         BLOB,
+        updated_at   REAL NOT NULL
+    );
+    CREATE INDEX requests_state ON requests(state, row_id);
+    CREATE TABLE payments (
+        nonce              INTEGER PRIMARY KEY,
+        amount             TEXT NOT NULL,
+        cumulative_amount  TEXT NOT NULL,
+        signature          BLOB NOT NULL,
+        request_cid        TEXT NOT NULL,
+        received_at        REAL NOT NULL
+    );
+    CREATE TABLE asks (
+        ask_id         INTEGER PRIMARY KEY,
+        price_attofil  TEXT NOT NULL,
+        created_at     REAL NOT NULL,
+        state          TEXT NOT NULL,
+        updated_at     REAL NOT NULL
+    );
+    """,
+    # 2: submit attempts, so a 409 after a crash between submitting and recording it is understood
+    """
+    ALTER TABLE requests ADD COLUMN submit_attempts INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 3: fleet members (one row per agent process: heartbeat, capacity, last error, requester flag)
+    """
+    CREATE TABLE hosts (
+        owner          TEXT PRIMARY KEY,
+        hostname       TEXT NOT NULL,
+        pid            INTEGER NOT NULL,
+        capacity       INTEGER NOT NULL,
+        devices        TEXT NOT NULL DEFAULT '',
+        started_at     REAL NOT NULL,
+        heartbeat_at   REAL NOT NULL,
+        last_error     TEXT,
+        last_error_at  REAL,
+        requester      INTEGER NOT NULL DEFAULT 0,
+        stopped_at     REAL
+    );
+    CREATE INDEX requests_owner ON requests(owner);
+    """,
+    # 4: the column holds the request's kind ("porep" | "snap"), not a proof type
+    """
+    ALTER TABLE requests RENAME COLUMN proof_type TO kind;
+    """,
+)
+
+
+class SqliteStore(SqlStore):
+    """:class:`Store` on one SQLite file in WAL mode, for one agent process. Thread-safe (one connection
+    behind a lock): the agent calls it from worker threads (``anyio.to_thread``), so the event loop never
+    waits on the disk. The only agent is always the requester."""
+
+    SCHEMA_VERSION = len(SQLITE_MIGRATIONS)
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], float] | None = None,
+        heartbeat_s: float = 5.0,
+        stale_after_s: float = 30.0,
+        discard_inputs: bool = True,
+    ) -> None:
+        super().__init__(
+            clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s, discard_inputs=discard_inputs
+        )
+        self.path = str(path)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")  # a voucher or a state change must survive power loss
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open the store {self.path}: {e}") from e
+
+    @contextmanager
+    def _tx(self) -> Iterator[_Db]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            else:
+                self._db.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[_Db]:
+        with self._lock:
+            yield self._db
+
+    def _migrate(self) -> None:
+        with self._tx() as db:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > self.SCHEMA_VERSION:
+                raise StoreError(
+                    f"the store {self.path} has schema version {version}, newer than this psagent knows "
+                    f"({self.SCHEMA_VERSION}): upgrade psagent"
+                )
+            for n in range(version, self.SCHEMA_VERSION):
+                for statement in SQLITE_MIGRATIONS[n].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {n + 1}")
+
+    def schema_version(self) -> int:
+        with self._lock:
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def try_lead(self, owner: str) -> bool:
+        """One agent per file: it is the requester."""
+        self._mark_requester(owner)
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
