@@ -19,7 +19,8 @@ The device SpMV (``gpu.options.EngineOptions.device_spmv``, its default ``gpu.op
 B.w, C.w evaluated on the device from matrices kept resident on the ProvingKey (gpu.groth16.spmv_cuda): only
 the witness is uploaded per proof, the host does no SpMV. An assignment made by ``Assignment.on_device`` (or
 ``from_r1cs(..., device_spmv=True)``) carries its constraint system instead of a, b, c; the CUDA prover then
-runs upload_witness, ``spmv`` (``upload_r1cs`` once per key) and quotient in place of upload_abc; the CPU prover evaluates it on the host. Same proof bytes either way.
+runs upload_witness, ``spmv`` (``upload_r1cs`` once per key) and quotient in place of upload_abc; the CPU
+prover evaluates it on the host. Same proof bytes either way.
 r and s come from the OS CSPRNG unless given (deterministic mode: CPU and CUDA then give identical bytes).
 Batches (several assignments of one shape) share the resident bases of one ProvingKey: the SRS is loaded and
 uploaded once; on CUDA each MSM then runs once for a group of circuits (one sort and one accumulation pass
