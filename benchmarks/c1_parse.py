@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from porep.c1_synth import synth_c1_json
+from porep.c1.synth import synth_c1_json
 from porep.prooftypes import proof_type
 
 

@@ -33,9 +33,9 @@ def main() -> None:
     from porep.fr32 import unpadded_size
     from porep.ids import prover_id
     from porep.prooftypes import proof_type
-    from porep.seal import seal
-    from porep.vanilla import make_c1
-    from porep.vanilla_verify import verify_c1
+    from porep.sdr.seal import seal
+    from porep.sdr.vanilla import make_c1
+    from porep.sdr.vanilla_verify import verify_c1
 
     t_import = time.perf_counter() - t_start
 

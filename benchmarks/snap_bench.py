@@ -9,11 +9,11 @@ Each stage on its own line (seconds): recording the header and one challenge sha
 plus sorting), saving the template, loading it back (digest check), tiling the partition's compact matrices
 (``--no-tile``: counts from the template only). The counts are checked against Rust's published (2KiB, 32GiB)
 and derived (8MiB) totals (docs snap.md §6.4). Then the witness of a request of that size: ``made`` (2KiB,
-8MiB: a CC sector sealed by ``porep.seal`` and updated by ``porep.snap.update``, what ``psagent snap make``
-does) or ``synth`` (``porep.snap.synth.synth_request``, the sparse update: the only 32GiB source). First call
-(the node's bit program and Numba compilation), then ``--repeat`` warm calls: wall, process CPU time (all
-threads), constraints per CPU-second. ``--check``: the witness satisfies the tiled R1CS. Peak RSS at the end
-(run under ``/usr/bin/time -v`` for the kernel's view).
+8MiB: a CC sector sealed by ``porep.sdr.seal`` and updated by ``porep.snap.update``, what ``psagent snap
+make`` does) or ``synth`` (``porep.snap.synth.synth_request``, the sparse update: the only 32GiB source).
+First call (the node's bit program and Numba compilation), then ``--repeat`` warm calls: wall, process CPU
+time (all threads), constraints per CPU-second. ``--check``: the witness satisfies the tiled R1CS. Peak RSS at
+the end (run under ``/usr/bin/time -v`` for the kernel's view).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _made_request(size: str) -> object:
     from market.proofdata import Snap
     from porep.fr32 import pad_to_sector, unpadded_size
     from porep.ids import prover_id
-    from porep.seal import seal
+    from porep.sdr.seal import seal
     from porep.snap.update import update_sector
 
     nbytes = {"2KiB": 2048, "8MiB": 8 << 20}[size]

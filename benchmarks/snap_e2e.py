@@ -40,7 +40,7 @@ def main() -> int:
     from market.proofdata import Snap
     from porep.fr32 import pad_to_sector, unpadded_size
     from porep.ids import prover_id
-    from porep.seal import seal
+    from porep.sdr.seal import seal
     from porep.snap.partition import update_assignment, update_public_inputs, update_r1cs
     from porep.snap.update import update_sector
     from porep.snap.verify import check_request

@@ -3,8 +3,8 @@
 Nothing of gpu.* is used: the verifying key's uncompressed points are read with Python integers (flags,
 canonical coordinates, on the curve), turned into compressed encodings and handed to pyblst (blst, the
 library Filecoin verifies with: its decoder checks the subgroup); the public inputs are recomputed in this
-process from the C1 (porep.public_inputs, which never touches the circuit) and must equal the exported ones;
-every partition of every proof file must satisfy
+process from the C1 (porep.sdr.public_inputs, which never touches the circuit) and must equal the exported
+ones; every partition of every proof file must satisfy
     e(A, B) == e(alpha, beta) * e(IC_0 + sum x_i IC_i, gamma) * e(C, delta)
 and, as a control, must fail with its first public input changed.
 
@@ -115,8 +115,8 @@ def recompute_inputs(c1_path: Path, meta: dict[str, object]) -> list[list[int]]:
 
         return update_public_inputs(ProofData.parse(raw).snap)
     from porep import ids
-    from porep import public_inputs as pi
     from porep.c1 import SealCommitPhase1Output
+    from porep.sdr import public_inputs as pi
 
     try:
         c1 = SealCommitPhase1Output.from_json(raw)

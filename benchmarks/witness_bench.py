@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """P6/P11: vectorised witness throughput of one PoRep partition (``porep.circuit.witness``), per CPU core.
 
-For each size, a C1 of that type (synthetic from ``porep.c1_synth`` by default: random values of the exact
+For each size, a C1 of that type (synthetic from ``porep.c1.synth`` by default: random values of the exact
 shape — the witness does the same work, but the R1CS is not satisfied by it, so nothing is checked; or a
 sealed one with ``--sealed`` for 2KiB / 8MiB) is turned into partition 0's full assignment: first the setup
 (recording and compiling each gadget's template: once per process and shape), then ``--repeat`` warm runs.
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu.arith.cpupool import cpu_threads
-from porep.c1_synth import synth_c1
+from porep.c1.synth import synth_c1
 from porep.circuit.stacked import CircuitShape, partition_witness
 from porep.circuit.witness import assignment, layout
 from porep.prooftypes import proof_type
@@ -46,8 +46,8 @@ TOTALS = {
 
 def _sealed(name: str) -> object:
     from porep.ids import prover_id
-    from porep.seal import seal
-    from porep.vanilla import make_c1
+    from porep.sdr.seal import seal
+    from porep.sdr.vanilla import make_c1
 
     size = proof_type(name).sector_size
     piece = random.Random(8).randbytes(size * 127 // 128)

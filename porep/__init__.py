@@ -1,5 +1,16 @@
-"""Filecoin proof-of-replication (StackedDRG): proof types, C1 models, Poseidon, sha254, graph, challenges,
-test-sector sealing, vanilla proofs and their strict verification, and (later) the circuit.
+"""Filecoin proof-of-replication without the GPU: what a sector, its C1 and its proofs are.
 
-May import ``gpu`` (the circuit builds an R1CS); never ``agent`` or ``market``.
+  prooftypes, ids, fr32, commcid   the shared vocabulary: proof types, prover / replica ids, fr32 padding,
+                                   commitment CIDs
+  hashes    Poseidon, sha254, ChaCha8, Merkle trees (dense and sparse)
+  sdr       Stacked DRG: graph, labels, challenges, sealing a test sector, vanilla proofs and their strict
+            check, the circuit's public inputs without the circuit
+  c1        the C1 output: models, arrays, the byte-exact codec, lotus-bench's envelope, synthetic C1s
+            (random for the codec, sparse and valid of any size)
+  circuit   the StackedDRG circuit: gadgets, the pre-compiled circuit, the vectorised witness, the partition
+            seam the proof pipeline asks
+  snap      SnapDeals: update, vanilla proofs and their check, the update circuit and its seam
+
+May import ``gpu`` (its arithmetic and file helper; the circuits also its R1CS); never ``agent`` or
+``market``.
 """

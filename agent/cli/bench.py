@@ -549,7 +549,7 @@ def c1_parse(
     from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
     from porep.c1 import C1FormatError
     from porep.c1.benchmark import format_report, measure
-    from porep.c1_synth import synth_c1_json
+    from porep.c1.synth import synth_c1_json
     from porep.prooftypes import proof_type
 
     if (file is None) == (generate is None):

@@ -1,10 +1,10 @@
 """seal / c1 make / c1 synth / c1 check (test sectors, C1 generation, strict vanilla verification).
 
 A contract others script against (docs/architecture.md): ``psagent seal`` writes a sector directory
-(``sealed``, ``p_aux``, ``summary.json``, labels and trees; see :mod:`porep.seal`), ``psagent c1 make``
+(``sealed``, ``p_aux``, ``summary.json``, labels and trees; see :mod:`porep.sdr.seal`), ``psagent c1 make``
 turns it into a C1 JSON (Rust key order) or a ProofData envelope, ``psagent c1 synth`` makes a valid C1 of any
-size without sealing (:mod:`porep.c1_sparse`), and ``psagent c1 check`` runs the strict
-vanilla verification (:mod:`porep.vanilla_verify`) and exits 0 only if every check passes.
+size without sealing (:mod:`porep.c1.sparse`), and ``psagent c1 check`` runs the strict
+vanilla verification (:mod:`porep.sdr.vanilla_verify`) and exits 0 only if every check passes.
 """
 
 from __future__ import annotations
@@ -111,9 +111,9 @@ def c1_make(
 ) -> None:
     """Write the C1 JSON of a sealed test sector."""
     from porep.c1 import KeyOrder
-    from porep.seal import SealedSector
-    from porep.vanilla import make_c1
-    from porep.vanilla_verify import verify_c1
+    from porep.sdr.seal import SealedSector
+    from porep.sdr.vanilla import make_c1
+    from porep.sdr.vanilla_verify import verify_c1
 
     seed_b = _hex32(seed, "--seed")
     actor = parse_miner(miner) if miner is not None else None
@@ -184,11 +184,11 @@ def c1_synth(
     json_out: JsonOption = False,
 ) -> None:
     """A valid C1 of any size without sealing: a sector that is constant except at the challenged nodes
-    (porep.c1_sparse). The C1 passes the strict check and the circuit like a sealed sector's."""
+    (porep.c1.sparse). The C1 passes the strict check and the circuit like a sealed sector's."""
     from porep.c1 import KeyOrder, encode
-    from porep.c1_sparse import sparse_c1_arrays, sparse_sector, supports
+    from porep.c1.sparse import sparse_c1_arrays, sparse_sector, supports
     from porep.ids import prover_id as make_prover_id
-    from porep.vanilla_verify import verify_c1
+    from porep.sdr.vanilla_verify import verify_c1
 
     pt = _proof_type(registered_proof)
     why = supports(pt)
@@ -289,7 +289,7 @@ def c1_check(
     from agent.proving.work import InputFormat, WorkError, recognise
     from porep.c1 import noncanonical_error
     from porep.ids import prover_id as make_prover_id
-    from porep.vanilla_verify import CHECKS, verify_c1
+    from porep.sdr.vanilla_verify import CHECKS, verify_c1
 
     if miner is not None and prover_id is not None:
         fail("give --miner or --prover-id, not both", EXIT_USAGE)
@@ -397,7 +397,7 @@ def register(app: typer.Typer) -> None:
         """Seal a test sector (2KiB, 8MiB; 512MiB if you have the time)."""
         from porep.fr32 import unpadded_size
         from porep.ids import prover_id as make_prover_id
-        from porep.seal import seal as do_seal
+        from porep.sdr.seal import seal as do_seal
 
         pt = _proof_type(registered_proof)
         if pt.tree.sub or pt.tree.top:

@@ -68,7 +68,7 @@ def make(
     from market.proofdata import ProofData, SectorID, Snap
     from porep.commcid import comm_d_to_cid, comm_r_to_cid
     from porep.fr32 import pad_to_sector, unpadded_size
-    from porep.seal import SealedSector
+    from porep.sdr.seal import SealedSector
     from porep.snap.update import update_sector
     from porep.snap.verify import check_partitions
 

@@ -3,7 +3,7 @@
 Every path that proves or verifies (``psagent prove``, ``psagent verify``, ``bench e2e`` and the agent's
 request stages) starts from :meth:`Work.from_bytes`, so a C1 is checked the same way whoever hands it in:
 a bare PoRep C1, the market's ProofData (PoRep or SnapDeals), or lotus-bench's ``c1out.json`` envelope. The
-strict vanilla check (``porep.vanilla_verify`` / ``porep.snap.verify``) runs here, before any proving; the
+strict vanilla check (``porep.sdr.vanilla_verify`` / ``porep.snap.verify``) runs here, before any proving; the
 public inputs are computed here once, from the request's public values and never from the circuit
 (docs/porep.md §7, docs/snap.md §5). Bad input raises :class:`WorkError`, one line saying why: the CLI prints
 it and exits 2, the agent records the request as failed. Nothing here prints or exits.
@@ -192,8 +192,8 @@ class Work:
 
 def _porep_work(got: Recognised, raw: bytes, miner: int | None, sector: int | None) -> Work:
     from porep.ids import prover_id
-    from porep.public_inputs import from_c1, record_inputs
-    from porep.vanilla_verify import VanillaProofError, check_c1
+    from porep.sdr.public_inputs import from_c1, record_inputs
+    from porep.sdr.vanilla_verify import VanillaProofError, check_c1
 
     c1 = got.c1
     assert c1 is not None

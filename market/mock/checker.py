@@ -2,9 +2,9 @@
 
 The real market verifies every proof against the request's public inputs with the Groth16 verifying key.
 :class:`PairingChecker` does the same with our verifier (``gpu.groth16.verifier``) and the circuit-free
-public inputs of ``porep.public_inputs`` (computed from the request's C1, never from the prover's circuit).
-It needs the verifying key of the proof type (``params generate``), which exists once the StackedDRG circuit
-does; the mock refuses to start with it when the key or those modules are missing.
+public inputs of ``porep.sdr.public_inputs`` (computed from the request's C1, never from the prover's
+circuit). It needs the verifying key of the proof type (``params generate``), which exists once the StackedDRG
+circuit does; the mock refuses to start with it when the key or those modules are missing.
 
 :class:`DigestStandInChecker` is the test double, named for what it is: it accepts exactly the bytes of
 :func:`stand_in_proof` (a SHA-256 expansion of the request bytes, 192 bytes per partition), so end-to-end
@@ -97,7 +97,7 @@ class PairingChecker:
         try:
             from gpu.groth16.params import VerifyingKey
             from gpu.groth16.verifier import prepare_verifying_key
-            from porep import public_inputs  # noqa: F401 - the check below needs it
+            from porep.sdr import public_inputs  # noqa: F401 - the check below needs it
         except ImportError as exc:
             raise RuntimeError(f"pairing verification is not available yet: {exc}") from exc
         self._pvk = prepare_verifying_key(VerifyingKey.read(vk) if isinstance(vk, Path) else vk)
@@ -108,7 +108,7 @@ class PairingChecker:
 
     def check(self, kind: str, request: bytes, proof: bytes) -> CheckResult:
         from gpu.groth16.verifier import diagnose
-        from porep.public_inputs import from_c1
+        from porep.sdr.public_inputs import from_c1
         from porep.snap.partition import update_public_inputs
 
         pvk = self._update_pvk if kind == "Snap" else self._pvk

@@ -65,7 +65,7 @@ class ChallengePool:
     ) -> ChallengePool:
         """Load the pool, sealing sectors first (random ticket and data) until it holds ``min_sectors``, and
         with ``snap_every`` > 0 a CC sector to make Snap requests from."""
-        from porep.seal import SealedSector
+        from porep.sdr.seal import SealedSector
 
         directory.mkdir(parents=True, exist_ok=True)
         sectors = []
@@ -141,7 +141,7 @@ class ChallengePool:
         """A new challenge request: ProofData JSON (Go field order, as Curio re-marshals C1s)."""
         from market.proofdata import ProofData, SectorID
         from porep.c1 import KeyOrder
-        from porep.vanilla import make_c1
+        from porep.sdr.vanilla import make_c1
 
         with self._lock:
             sealed = self._sectors[self._next % len(self._sectors)]
@@ -155,7 +155,7 @@ def seal_challenge_sector(proof_type: str = DEFAULT_PROOF) -> Any:
     from porep.fr32 import unpadded_size
     from porep.ids import prover_id
     from porep.prooftypes import proof_type as lookup
-    from porep.seal import seal
+    from porep.sdr.seal import seal
 
     pt = lookup(proof_type)
     return seal(
@@ -172,7 +172,7 @@ def seal_cc_sector(proof_type: str = DEFAULT_PROOF) -> Any:
     """Seal a committed-capacity sector (no data, zero comm_d) for miner 1000: what Snap updates."""
     from porep.ids import prover_id
     from porep.prooftypes import proof_type as lookup
-    from porep.seal import seal
+    from porep.sdr.seal import seal
 
     pt = lookup(proof_type)
     return seal(

@@ -1,6 +1,6 @@
 """SDR's label in the circuit (SPP ``circuit/create_label.rs``, circuit.md §9.1): SHA-256 of
 replica_id ‖ u32_be(layer) ‖ u64_be(node) ‖ zero padding to 64 bytes ‖ 37 parent labels, the digest's bits
-byte-reversed and its first 254 bits packed into one aux (= the label as Fr, porep.labels.create_label).
+byte-reversed and its first 254 bits packed into one aux (= the label as Fr, porep.sdr.labels.create_label).
 
 The caller decomposes the replica id and the parents (``to_bits_le`` + ``reverse_bit_numbering``); the
 gadget itself costs 522,269 rows with an allocated node (20 compressions + 1 pack), 522,297 with a constant

@@ -65,7 +65,7 @@ CACHE_SUBDIR = "pce"
 CODE_FILES = (
     "circuit/boolean.py", "circuit/create_label.py", "circuit/cs.py", "circuit/insertion.py",
     "circuit/multipack.py", "circuit/num.py", "circuit/pce.py", "circuit/por.py", "circuit/poseidon.py",
-    "circuit/sha256.py", "circuit/stacked.py", "circuit/uint32.py", "circuit/uint64.py", "poseidon.py",
+    "circuit/sha256.py", "circuit/stacked.py", "circuit/uint32.py", "circuit/uint64.py", "hashes/poseidon.py",
 )
 _MATRICES = ("A", "B", "C")
 

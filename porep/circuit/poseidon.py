@@ -4,7 +4,7 @@ parameters were made with, in its exact allocation and constraint order.
 Why not the plain permutation: neptune's circuit is built on its *optimised* constants (compressed round
 constants added after each S-box, a pre-sparse matrix, one sparse matrix per partial round), and those are
 the coefficients of its rows and the values of its witness (circuit.md §8.2, §11.4). The matrices come from
-:func:`porep.poseidon.optimized_constants` (checked there against supraseal's copy of neptune's); the
+:func:`porep.hashes.poseidon.optimized_constants` (checked there against supraseal's copy of neptune's); the
 compressed round constants are built here in neptune's order (checked against the same file in the tests).
 
 An element of the state is either an allocated variable or an LC ("Num") with its value; mixes build merged
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from porep.circuit.cs import ONE, ConstraintSystem, R
-from porep.poseidon import _mat_inv, constants, optimized_constants
+from porep.hashes.poseidon import _mat_inv, constants, optimized_constants
 
 COLUMN_ARITIES = (2, 11)
 """hash_single_column: 2 layers use arity 2, 11 layers arity 11 (SPP circuit/hash.rs)."""
@@ -76,7 +76,7 @@ def circuit_constants(arity: int) -> CircuitConstants:
         out += _vec_mat(rc[r], m_inv)
     assert len(out) == rf * t + rp
 
-    # porep.poseidon's matrices act on column vectors (s' = P·s); neptune's act on row vectors.
+    # porep.hashes.poseidon's matrices act on column vectors (s' = P·s); neptune's act on row vectors.
     pre = tuple(tuple(o.pre_sparse[j][i] for j in range(t)) for i in range(t))
     w_hat = tuple((o.sparse_m00[k], *o.sparse_v[k]) for k in range(rp))
     return CircuitConstants(

@@ -18,7 +18,7 @@ from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
 from gpu.arith.fields import fr_add, fr_encode, fr_load, fr_load2, fr_mul, fr_sqr, fr_store, fr_store2
 from porep.circuit.poseidon import circuit_constants, constraint_count
-from porep.poseidon_batch import montgomery_tables
+from porep.hashes.poseidon_batch import montgomery_tables
 
 
 @njit(nogil=True, cache=cache_enabled())
@@ -35,8 +35,8 @@ def _sbox_keyed(out, r, k, u, key):
 
 @njit(nogil=True, cache=cache_enabled())
 def _mix(e, f, m, t):
-    """e ← M·e (m flat row-major, porep.poseidon_batch's orientation: neptune's row-vector product with the
-    transposed matrix); f is scratch."""
+    """e ← M·e (m flat row-major, porep.hashes.poseidon_batch's orientation: neptune's row-vector product with
+    the transposed matrix); f is scratch."""
     for j in range(t):
         acc = fr_mul(fr_load(e, 0), fr_load(m, j * t))
         for i in range(1, t):
@@ -106,8 +106,8 @@ def _witness_rows(lo, hi, inp, out, tag, cc, mds, pre, m00, sv, sw, zero, half, 
 
 @cache
 def _compressed(arity: int) -> tuple[np.ndarray, np.ndarray]:
-    """neptune's compressed round constants (the circuit's own; the matrices are porep.poseidon_batch's)
-    and a Montgomery zero (the terminal round's key)."""
+    """neptune's compressed round constants (the circuit's own; the matrices are
+    porep.hashes.poseidon_batch's) and a Montgomery zero (the terminal round's key)."""
     return fr_encode(list(circuit_constants(arity).compressed)), fr_encode([0])
 
 

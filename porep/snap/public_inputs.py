@@ -6,7 +6,7 @@ as integers). The partitions differ only in the first value; h itself is not an 
 
 from __future__ import annotations
 
-from porep.poseidon import fr_from_le
+from porep.hashes.poseidon import fr_from_le
 from porep.snap.params import UpdateConstants, h_select
 
 

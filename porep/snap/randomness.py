@@ -2,14 +2,15 @@
 
 ``HASH_TYPE_GEN_RANDOMNESS`` is neptune's ``HashType::Custom(CType::Arbitrary(1))``: the arity-2 Poseidon of
 porep.md §2.4 (same round constants and MDS) with domain tag 1·2^40 in s[0] instead of the MerkleTree tag 3
-(docs snap.md §2.1). comm_r is still the MerkleTree-tag hash (``porep.poseidon.hash2``), never this one.
+(docs snap.md §2.1). comm_r is still the MerkleTree-tag hash (``porep.hashes.poseidon.hash2``), never this
+one.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from porep.poseidon import (
+from porep.hashes.poseidon import (
     OptimizedConstants,
     R,
     constants,
@@ -36,7 +37,7 @@ def h_snap(a: int, b: int) -> int:
 
 def h_snap_plain(a: int, b: int) -> int:
     """The same hash through the plain (unoptimised) permutation: an in-package cross-check."""
-    from porep.poseidon import permute
+    from porep.hashes.poseidon import permute
 
     return permute([GEN_RANDOMNESS_TAG, a, b], constants(2))[1]
 

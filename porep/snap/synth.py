@@ -2,7 +2,7 @@
 
 The vanilla check and the circuit look only at what a partition proof carries: comm_c, the apex leaves,
 and per challenge three Merkle paths with their leaves (docs snap.md §4.3, §6.2). So the three trees may
-be almost constant, as in :mod:`porep.c1_sparse` for PoRep. Unlike PoRep, the challenges depend on the
+be almost constant, as in :mod:`porep.c1.sparse` for PoRep. Unlike PoRep, the challenges depend on the
 *result*: comm_d_new and comm_r_old give phi, phi gives rho, rho the new replica, the new replica
 comm_r_new, and comm_r_new the challenges (snap.md §2.2, §3). Nothing at a challenged node can be chosen
 after the challenges are known, so every leaf is fixed in advance and the challenged leaves are simply
@@ -15,7 +15,7 @@ Fr) and data node (fr32: top two bits clear), so
     new_replica[i] = key[b] + data[b]·rho(i >> (log2 N − h)) mod r,    b = i·blocks // N,
 
 is the encoding of snap.md §2.3 at every node, and each tree costs one hash per block per level
-(:class:`porep.sparse_merkle.SparseMerkleTree` with blockwise defaults). The default, 1,024 blocks
+(:class:`porep.hashes.sparse_merkle.SparseMerkleTree` with blockwise defaults). The default, 1,024 blocks
 (capped at N: 2KiB is then a fully random 64-node sector), makes a 32GiB request in seconds.
 
 Entry points: :func:`sparse_update` (the trees, challenges and proofs, for tests) and
@@ -33,7 +33,8 @@ from functools import cached_property
 
 import numpy as np
 
-from porep.poseidon import R, hash2
+from porep.hashes.poseidon import R, hash2
+from porep.hashes.sparse_merkle import SparseMerkleTree
 from porep.snap.challenges import partition_challenges
 from porep.snap.params import (
     UPDATE_PROOF_TYPES,
@@ -46,7 +47,6 @@ from porep.snap.params import (
 from porep.snap.proof import SINGLE, ChallengeProof, MerkleProof, PartitionProof, PathElement
 from porep.snap.randomness import phi as make_phi
 from porep.snap.randomness import rhos
-from porep.sparse_merkle import SparseMerkleTree
 
 NODE = 32
 DEFAULT_BLOCKS = 1024

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from porep.merkle import MerkleTree, build_poseidon_tree
-from porep.poseidon import hash_domains
+from porep.hashes.merkle import MerkleTree, build_poseidon_tree
+from porep.hashes.poseidon import hash_domains
 from porep.prooftypes import TreeShape
 from porep.snap.proof import SINGLE, SUB, TOP, MerkleProof, PathElement
 

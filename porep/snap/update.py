@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from porep.merkle import MerkleTree, build_tree_d
-from porep.poseidon import hash2
+from porep.hashes.merkle import MerkleTree, build_tree_d
+from porep.hashes.poseidon import hash2
 from porep.snap import encoding
 from porep.snap.challenges import partition_challenges
 from porep.snap.params import UpdateConstants, UpdateProofType, hs
@@ -26,7 +26,7 @@ from porep.snap.tree_r import TreeR, build_tree_r
 from porep.snap.tree_r import single as single_tree
 
 if TYPE_CHECKING:
-    from porep.seal import SealedSector
+    from porep.sdr.seal import SealedSector
 
 NODE = 32
 
@@ -146,12 +146,12 @@ def update(
 
 
 def update_sector(sealed: SealedSector, data: bytes, h: int | None = None) -> SectorUpdate:
-    """Update a CC sector sealed by :func:`porep.seal.seal` with fr32-padded ``data`` (a full sector).
+    """Update a CC sector sealed by :func:`porep.sdr.seal.seal` with fr32-padded ``data`` (a full sector).
 
     Filecoin only snaps committed-capacity sectors, whose comm_d is the zero commitment; anything else is
     refused. The padded data must be fr32 (every node below 2^254), as the staged "unsealed" file is.
     """
-    from porep.sha254 import zero_comm
+    from porep.hashes.sha254 import zero_comm
     from porep.snap.params import for_sector_size
 
     info = sealed.info

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from porep.merkle import Hasher, hash_children, insert_children, roots_from_paths
-from porep.poseidon import R, hash2
+from porep.hashes.merkle import Hasher, hash_children, insert_children, roots_from_paths
+from porep.hashes.poseidon import R, hash2
+from porep.sdr.vanilla_verify import Failure
 from porep.snap.challenges import partition_challenges
 from porep.snap.params import UpdateConstants, UpdateProofType, hs, update_proof_type
 from porep.snap.proof import (
@@ -33,7 +34,6 @@ from porep.snap.proof import (
 )
 from porep.snap.randomness import phi as make_phi
 from porep.snap.randomness import rho
-from porep.vanilla_verify import Failure
 
 NODE = 32
 
@@ -463,7 +463,7 @@ class UpdateProofError(ValueError):
 def check_request(snap: object) -> SnapReport:
     """:func:`check_partitions` of a market Snap request (``market.proofdata.Snap``: ProofType, old_r, new_r,
     new_d, Proofs), raising :class:`UpdateProofError` unless every check passes: what the agent runs before it
-    accepts Snap work, like ``porep.vanilla_verify.check_c1`` for PoRep."""
+    accepts Snap work, like ``porep.sdr.vanilla_verify.check_c1`` for PoRep."""
     report = check_partitions(
         snap.proof_type,  # type: ignore[attr-defined]
         snap.old_r,  # type: ignore[attr-defined]

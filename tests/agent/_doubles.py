@@ -12,8 +12,8 @@ from agent.proving.work import Work
 from market.proofdata import ProofData, SectorID
 from porep.c1 import KeyOrder
 from porep.ids import prover_id
-from porep.seal import seal
-from porep.vanilla import make_c1
+from porep.sdr.seal import seal
+from porep.sdr.vanilla import make_c1
 
 
 def make_work_bytes(miner: int = 1000, sector: int = 1) -> bytes:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agent.cli import EXIT_USAGE, app
 from market.proofdata import ProofData, SectorID, Snap
 from porep.fr32 import pad_to_sector
-from porep.sha254 import comm_d
+from porep.hashes.sha254 import comm_d
 from porep.snap.proof import decode_partition_proof
 
 runner = CliRunner()

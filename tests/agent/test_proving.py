@@ -235,7 +235,7 @@ def real_work(work_bytes: bytes, tmp_path_factory: pytest.TempPathFactory) -> tu
 def _real_pipeline(par: _Params, cache: Path, engine: ReferenceEngine | None = None) -> ProofPipeline:
     """The pipeline with the toy circuit over a real request's public inputs (the Work's, read back from
     the C1 the circuit is given: its header binds them, as the real circuit's witness does)."""
-    from porep.public_inputs import from_c1
+    from porep.sdr.public_inputs import from_c1
 
     circuit = ToyCircuit(par.params.vk.num_inputs - 1, from_c1)
     return ProofPipeline(
@@ -254,8 +254,8 @@ async def test_one_parse_and_one_pairing_check_per_proof(
     stage, and the pipeline's verdict is the one the stage stores by. A proof taken up from the store (a
     restart) parses the stored bytes once instead."""
     import gpu.groth16.verifier as groth16_verifier
-    import porep.public_inputs
-    import porep.vanilla_verify
+    import porep.sdr.public_inputs
+    import porep.sdr.vanilla_verify
     from market.cid import RequestCid
     from market.proofdata import ProofData
 
@@ -270,9 +270,10 @@ async def test_one_parse_and_one_pairing_check_per_proof(
         return wrapper
 
     monkeypatch.setattr(ProofData, "parse", staticmethod(counted("parse", ProofData.parse)))
-    monkeypatch.setattr(porep.vanilla_verify, "check_c1", counted("check", porep.vanilla_verify.check_c1))
-    inputs = counted("inputs", porep.public_inputs.record_inputs)
-    monkeypatch.setattr(porep.public_inputs, "record_inputs", inputs)
+    check = counted("check", porep.sdr.vanilla_verify.check_c1)
+    monkeypatch.setattr(porep.sdr.vanilla_verify, "check_c1", check)
+    inputs = counted("inputs", porep.sdr.public_inputs.record_inputs)
+    monkeypatch.setattr(porep.sdr.public_inputs, "record_inputs", inputs)
     monkeypatch.setattr(groth16_verifier, "verify", counted("pairing", groth16_verifier.verify))
 
     class Market:
@@ -304,7 +305,7 @@ async def test_the_agent_proves_through_admission_and_the_pipeline(
     real_work: tuple[Work, _Params], tmp_path: Path
 ) -> None:
     from porep.ids import prover_id
-    from porep.public_inputs import record_inputs
+    from porep.sdr.public_inputs import record_inputs
 
     work, par = real_work
     engine = ReferenceEngine(device_bytes=1000, delay_s=0.1)
@@ -398,7 +399,7 @@ async def test_snap_work_goes_to_the_update_circuit(
     circuit, its public inputs from the request's commitments; a PoRep one to the StackedDRG circuit. Toy
     circuits over each request's own public inputs stand in for the two circuits (a real 2KiB update proof
     takes minutes); the verifier picks the verifying key by the update proof's parameter stem."""
-    from porep.public_inputs import from_c1
+    from porep.sdr.public_inputs import from_c1
     from porep.snap.params import update_proof_type
     from porep.snap.partition import UpdateCircuit, UpdateWork, update_public_inputs
 

@@ -13,7 +13,7 @@ import pytest
 from agent.proving.work import InputFormat, Work, WorkError, WorkKind, recognise
 from market.proofdata import ProofData
 from porep.ids import prover_id
-from porep.public_inputs import from_c1, record_inputs
+from porep.sdr.public_inputs import from_c1, record_inputs
 
 
 @pytest.fixture(scope="module")

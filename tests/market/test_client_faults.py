@@ -28,7 +28,7 @@ from market.proofdata import ProofData, SectorID
 from market.signing import DST_WORK_ASK, DST_WORK_COMPLETE, verify_request
 from market.wallet import Wallet, read_key_file, write_key_file
 from porep.c1 import KeyOrder
-from porep.c1_synth import synth_c1_json
+from porep.c1.synth import synth_c1_json
 
 pytestmark = pytest.mark.anyio
 

@@ -1,6 +1,6 @@
 """ProofData: Go's field names, exactly one proof kind, and the C1 parsed by porep from its exact bytes.
 
-C1s come from ``porep.c1_synth`` (structurally valid, random values): 2KiB here, 32GiB once (slow-marked).
+C1s come from ``porep.c1.synth`` (structurally valid, random values): 2KiB here, 32GiB once (slow-marked).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from market.cid import RequestCid
 from market.errors import ProtocolError
 from market.proofdata import ProofData, SectorID, Snap
 from porep.c1 import KeyOrder, SealCommitPhase1Output
-from porep.c1_synth import synth_c1_json
+from porep.c1.synth import synth_c1_json
 
 C1_GO = synth_c1_json("StackedDrg2KiBV1_1", seed=1, order=KeyOrder.GO)
 C1_RUST = synth_c1_json("StackedDrg2KiBV1_1", seed=2, order=KeyOrder.RUST)

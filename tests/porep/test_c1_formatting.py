@@ -11,7 +11,7 @@ import pytest
 
 from porep.c1 import C1FormatError, KeyOrder, codec, decode_document, jsontext, parse_c1
 from porep.c1.envelope import LotusC2Input, parse_lotus_c2_input
-from porep.c1_synth import synth_c1_json
+from porep.c1.synth import synth_c1_json
 
 RAW = synth_c1_json("StackedDrg2KiBV1_1", seed=7)
 GO_RAW = synth_c1_json("StackedDrg2KiBV1_1", seed=7, order=KeyOrder.GO)

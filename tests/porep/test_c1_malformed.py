@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from porep.c1 import C1FormatError, KeyOrder, decode, parse_c1
 from porep.c1.codec import SLOW_PATH_MAX_BYTES
-from porep.c1_synth import synth_c1_json
+from porep.c1.synth import synth_c1_json
 
 RAW = synth_c1_json("StackedDrg2KiBV1_1", seed=3)
 GO_RAW = synth_c1_json("StackedDrg2KiBV1_1", seed=3, order=KeyOrder.GO)

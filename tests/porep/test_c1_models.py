@@ -24,7 +24,7 @@ from porep.c1 import (
     int_to_domain,
     parse_c1,
 )
-from porep.c1_synth import synth_c1, synth_c1_json
+from porep.c1.synth import synth_c1, synth_c1_json
 from porep.prooftypes import proof_type
 
 

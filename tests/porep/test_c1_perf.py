@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from porep.c1 import KeyOrder, parse_c1
-from porep.c1_synth import synth_c1_json
+from porep.c1.synth import synth_c1_json
 
 
 def test_parse_validate_reserialise_3mb() -> None:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from porep.c1 import C1FormatError, KeyOrder, SealCommitPhase1Output, decode, encode
-from porep.c1_synth import synth_arrays
+from porep.c1.synth import synth_arrays
 from porep.prooftypes import ProofType, TreeShape, proof_type
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

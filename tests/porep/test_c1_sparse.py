@@ -1,9 +1,9 @@
-"""Sparse sectors (porep.c1_sparse): valid C1s of any size without sealing.
+"""Sparse sectors (porep.c1.sparse): valid C1s of any size without sealing.
 
-At 2KiB the sparse C1 is byte-identical to the C1 that the sealing path (porep.vanilla) makes from the same
-sector materialised in full and put through the dense tree builders, it passes the strict check, and every
-mutation of the strict check's list (tests/porep/test_vanilla.py) is still rejected. The sparse Merkle tree
-reproduces Filecoin's published zero commitments up to 32GiB. Sub (8-8-0) and Top (8-8-2) shapes, 8MiB,
+At 2KiB the sparse C1 is byte-identical to the C1 that the sealing path (porep.sdr.vanilla) makes from the
+same sector materialised in full and put through the dense tree builders, it passes the strict check, and
+every mutation of the strict check's list (tests/porep/test_vanilla.py) is still rejected. The sparse Merkle
+tree reproduces Filecoin's published zero commitments up to 32GiB. Sub (8-8-0) and Top (8-8-2) shapes, 8MiB,
 32GiB and 64GiB sparse C1s pass the strict check. The 8MiB circuit witness is checked in the long suite
 (tests/porep/circuit/test_sparse_c1.py).
 """
@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 from test_vanilla import MUTATIONS, _flip, _with
 
-from porep import challenges
 from porep.c1 import C1Arrays, parse_c1
-from porep.c1_sparse import (
+from porep.c1.sparse import (
     SparseSector,
     SparseSectorError,
     sparse_c1_arrays,
@@ -26,16 +25,17 @@ from porep.c1_sparse import (
     sparse_sector,
     tree_arities,
 )
+from porep.hashes.merkle import build_poseidon_tree, build_poseidon_tree_mont, build_tree_d
+from porep.hashes.poseidon import hash2
+from porep.hashes.sha254 import zero_comm
+from porep.hashes.sparse_merkle import SparseMerkleTree
 from porep.ids import prover_id
-from porep.labels import create_label, parent_slots
-from porep.merkle import build_poseidon_tree, build_poseidon_tree_mont, build_tree_d
-from porep.poseidon import hash2
 from porep.prooftypes import DRG_DEGREE, ProofType, TreeShape, proof_type
-from porep.seal import SealedSector, SectorInfo, column_hashes_mont, encode
-from porep.sha254 import zero_comm
-from porep.sparse_merkle import SparseMerkleTree
-from porep.vanilla import make_c1_arrays
-from porep.vanilla_verify import CHECKS, check_c1, verify_c1
+from porep.sdr import challenges
+from porep.sdr.labels import create_label, parent_slots
+from porep.sdr.seal import SealedSector, SectorInfo, column_hashes_mont, encode
+from porep.sdr.vanilla import make_c1_arrays
+from porep.sdr.vanilla_verify import CHECKS, check_c1, verify_c1
 
 MINER, SECTOR, TICKET, SEED = 1000, 7, bytes([2]) * 32, bytes([3]) * 32
 PROVER = prover_id(MINER)
@@ -156,7 +156,7 @@ def test_every_field_mutation_is_rejected(sparse_2kib: SparseSector) -> None:
     ],
 )
 def test_sparse_tree_d_of_zero_data_is_the_published_zero_commitment(size: int, want: str) -> None:
-    """porep.md §3 (go-commp-utils zerocomm), and porep.sha254.zero_comm."""
+    """porep.md §3 (go-commp-utils zerocomm), and porep.hashes.sha254.zero_comm."""
     depth = (size // 32).bit_length() - 1
     tree = SparseMerkleTree.build("sha254", (2,) * depth, bytes(32), {})
     assert tree.root.hex() == want == zero_comm(size).hex()
@@ -181,7 +181,7 @@ def test_sparse_tree_equals_the_dense_tree_with_mixed_arities() -> None:
     sub_roots = [build_poseidon_tree(leaves[h * half : (h + 1) * half], 8).root for h in range(2)]
     assert sparse.root == hash2(*sub_roots)
     paths = sparse.paths(np.array(touched + [5, 700]))
-    from porep.merkle import roots_from_paths
+    from porep.hashes.merkle import roots_from_paths
 
     segs = [(h[:, None], p[:, None]) for h, p in paths]
     roots = roots_from_paths("poseidon", leaves[touched + [5, 700]], segs)

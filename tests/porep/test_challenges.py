@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from porep import challenges as ch
-from porep.graph import StackedGraph
 from porep.ids import porep_id, replica_id
 from porep.prooftypes import proof_type
+from porep.sdr import challenges as ch
+from porep.sdr.graph import StackedGraph
 
 FR = lambda n: n.to_bytes(32, "little")  # noqa: E731
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porep.chacha import chacha8_rng_words, chacha20_keystream
-from porep.graph import (
+from porep.hashes.chacha import chacha8_rng_words, chacha20_keystream
+from porep.ids import porep_id
+from porep.sdr.graph import (
     StackedGraph,
     cache_digest,
     drg_parents_reference,
@@ -19,7 +20,6 @@ from porep.graph import (
     feistel_permute_reference,
     feistel_precompute,
 )
-from porep.ids import porep_id
 
 
 @pytest.fixture(scope="module")

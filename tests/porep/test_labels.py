@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from porep.graph import StackedGraph
-from porep.labels import create_label, label_layers, parent_slots
+from porep.sdr.graph import StackedGraph
+from porep.sdr.labels import create_label, label_layers, parent_slots
 
 
 def _vectors(fixtures_dir: Path) -> list[dict]:

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porep import poseidon as P
-from porep.merkle import (
+from porep.hashes import poseidon as P
+from porep.hashes.merkle import (
     MerkleTree,
     bad_positions,
     build_poseidon_tree,

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porep import poseidon as P
 from porep.commcid import comm_r_to_cid
-from porep.poseidon_batch import domains_to_mont, hash_domains_batch, hash_mont, mont_to_domains
+from porep.hashes import poseidon as P
+from porep.hashes.poseidon_batch import domains_to_mont, hash_domains_batch, hash_mont, mont_to_domains
 
 
 @pytest.fixture(scope="module")

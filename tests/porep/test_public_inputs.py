@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porep import public_inputs as pi
 from porep.c1 import C1Arrays, SealCommitPhase1Output
-from porep.c1_synth import synth_arrays
+from porep.c1.synth import synth_arrays
 from porep.prooftypes import proof_type
-from porep.seal import SealedSector, seal
-from porep.vanilla import make_c1
+from porep.sdr import public_inputs as pi
+from porep.sdr.seal import SealedSector, seal
+from porep.sdr.vanilla import make_c1
 
 # porep.md §9.3, "public inputs x_1..x_39" of the first 2KiB V1_1 record
 RECORD_INPUTS = [
@@ -151,8 +151,8 @@ def test_32gib_partitions_layout() -> None:
 
 
 def test_32gib_derived_partitions() -> None:
-    """The verifier's derivation per partition: partition k's challenges are those of porep.challenges."""
-    from porep import challenges
+    """The verifier's derivation per partition: partition k's challenges are those of porep.sdr.challenges."""
+    from porep.sdr import challenges
 
     pt = proof_type("StackedDrg32GiBV1_1")
     rid, seed = bytes(range(32)), bytes(range(32, 64))

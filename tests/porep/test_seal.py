@@ -20,10 +20,10 @@ import pytest
 
 from porep.commcid import cid_to_comm_d, cid_to_comm_r, comm_d_to_cid, comm_r_to_cid
 from porep.fr32 import unpad
+from porep.hashes.merkle import build_poseidon_tree_mont, build_tree_d
+from porep.hashes.poseidon import hash2
 from porep.ids import porep_id, prover_id, replica_id
-from porep.merkle import build_poseidon_tree_mont, build_tree_d
-from porep.poseidon import hash2
-from porep.seal import SealedSector, column_hashes_mont, seal, unseal
+from porep.sdr.seal import SealedSector, column_hashes_mont, seal, unseal
 
 WP_PROVER, WP_TICKET, WP_POREP, WP_SECTOR = bytes([1]) * 32, bytes([2]) * 32, bytes([0x80]) * 32, 255
 

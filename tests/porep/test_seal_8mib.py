@@ -9,9 +9,9 @@ import pytest
 from porep.c1 import C1Arrays
 from porep.commcid import comm_d_to_cid
 from porep.ids import prover_id
-from porep.seal import seal
-from porep.vanilla import make_c1
-from porep.vanilla_verify import verify_c1
+from porep.sdr.seal import seal
+from porep.sdr.vanilla import make_c1
+from porep.sdr.vanilla_verify import verify_c1
 
 
 @pytest.mark.slow

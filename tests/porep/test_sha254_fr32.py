@@ -16,8 +16,8 @@ import pytest
 
 from porep import fr32
 from porep.commcid import comm_d_to_cid
-from porep.merkle import build_tree_d
-from porep.sha254 import comm_d, node, sha254, zero_comm
+from porep.hashes.merkle import build_tree_d
+from porep.hashes.sha254 import comm_d, node, sha254, zero_comm
 
 
 @pytest.fixture(scope="module")

@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from porep import challenges
 from porep.c1 import C1Arrays, KeyOrder, SealCommitPhase1Output, parse_c1
 from porep.c1.layout import layout_for
-from porep.graph import StackedGraph
+from porep.hashes.poseidon import R
 from porep.ids import prover_id
-from porep.poseidon import R
-from porep.seal import SealedSector, seal
-from porep.vanilla import make_c1, make_c1_arrays
-from porep.vanilla_verify import CHECKS, VanillaProofError, check_c1, verify_c1
+from porep.sdr import challenges
+from porep.sdr.graph import StackedGraph
+from porep.sdr.seal import SealedSector, seal
+from porep.sdr.vanilla import make_c1, make_c1_arrays
+from porep.sdr.vanilla_verify import CHECKS, VanillaProofError, check_c1, verify_c1
 
 WP_PROVER, WP_TICKET, WP_POREP, WP_SECTOR = bytes([1]) * 32, bytes([2]) * 32, bytes([0x80]) * 32, 255
 SEED = bytes([3]) * 32
@@ -278,7 +278,7 @@ def test_sector_directory_roundtrip(wp_sector: SealedSector, tmp_path: Path) -> 
 def test_big_shapes_are_checked_not_crashed(name: str) -> None:
     """32GiB (8-8-0, 11 layers) and 64GiB (8-8-2) shaped C1s with random values: every challenge is
     rejected by name (no exception from the Sub/Top paths or the arity-11 column hashes)."""
-    from porep.c1_synth import synth_arrays
+    from porep.c1.synth import synth_arrays
 
     arrays = synth_arrays(name, seed=3)
     report = verify_c1(arrays)
@@ -300,7 +300,7 @@ def test_big_shapes_are_checked_not_crashed(name: str) -> None:
 
 def test_check_groups_are_verify_c1(wp_c1: SealCommitPhase1Output) -> None:
     """verify_c1 = check_header + CHECK_GROUPS over one Subject; the groups run alone give the same."""
-    from porep.vanilla_verify import CHECK_GROUPS, Subject, check_header, check_labels
+    from porep.sdr.vanilla_verify import CHECK_GROUPS, Subject, check_header, check_labels
 
     arr = wp_c1.arrays
     rows = arr["col.rows"].copy()
@@ -318,7 +318,7 @@ def test_check_groups_are_verify_c1(wp_c1: SealCommitPhase1Output) -> None:
 
 def test_subject_quantities_match_the_sealed_sector(wp_c1: SealCommitPhase1Output) -> None:
     """The witness-side helpers recompute what the sector's C1 holds: parent labels, column leaves."""
-    from porep.vanilla_verify import Subject, column_hashes, expected_parent_labels
+    from porep.sdr.vanilla_verify import Subject, column_hashes, expected_parent_labels
 
     arr = wp_c1.arrays
     s = Subject(arr, WP_POREP)

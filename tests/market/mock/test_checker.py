@@ -1,6 +1,6 @@
 """The pairing checker's plumbing, with a real Groth16 proof: a toy circuit whose public inputs are exactly
-the 39 StackedDRG inputs of a 2KiB request (porep.public_inputs, computed from the request's C1), set up and
-proved by the independent pure-Python reference (gpu.groth16.reference). The real circuit's verifying key
+the 39 StackedDRG inputs of a 2KiB request (porep.sdr.public_inputs, computed from the request's C1), set up
+and proved by the independent pure-Python reference (gpu.groth16.reference). The real circuit's verifying key
 replaces the toy one in production; what is tested here is that the checker binds a proof to its request.
 """
 
@@ -13,7 +13,7 @@ from gpu.groth16.r1cs import CSR, R1CS
 from market.mock import DigestStandInChecker, PairingChecker, stand_in_proof
 from market.mock.pool import ChallengePool
 from market.proofdata import ProofData
-from porep.public_inputs import from_c1
+from porep.sdr.public_inputs import from_c1
 
 
 def _toy_circuit(n_inputs: int) -> R1CS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from market.cid import RequestCid
 from market.mock.pool import ChallengePool
 from market.proofdata import ProofData
-from porep.vanilla_verify import verify_c1
+from porep.sdr.vanilla_verify import verify_c1
 
 
 def test_challenges_are_fresh_real_c1s(challenge_pool: ChallengePool) -> None:

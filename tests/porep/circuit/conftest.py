@@ -9,8 +9,8 @@ from circuit_c1 import PROVER, SECTOR, SEED, TICKET, Synthesised
 
 from porep.c1 import SealCommitPhase1Output
 from porep.circuit.stacked import synthesize_c1
-from porep.seal import SealedSector, seal
-from porep.vanilla import make_c1
+from porep.sdr.seal import SealedSector, seal
+from porep.sdr.vanilla import make_c1
 
 
 @pytest.fixture(scope="session")

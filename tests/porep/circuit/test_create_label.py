@@ -1,6 +1,6 @@
 """create_label in the circuit: SPP's create_label test (532,025 rows: 38 × 256 allocated bits, constant
 node), the in-circuit cost (522,269 rows / 521,749 aux, circuit.md §9.1), and one real-form witness whose
-label equals porep.labels.create_label and satisfies every row — and the vectorised witness
+label equals porep.sdr.labels.create_label and satisfies every row — and the vectorised witness
 (create_label_witness) reproduces its aux."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from porep.circuit.sha256_witness import sha256_addition_bits
 from porep.circuit.template import record
 from porep.circuit.template_witness import program, solve_small
 from porep.circuit.uint64 import UInt64
-from porep.labels import create_label as reference_label
+from porep.sdr.labels import create_label as reference_label
 
 
 def _bytes_into_boolean_vec_be(cs: ConstraintSystem, data: bytes | None, n: int) -> list[Boolean]:

@@ -1,6 +1,6 @@
 """Poseidon Merkle PoR levels (trees C and R): SPC tests/por_circuit.rs counts (64 leaves per base tree,
 public root), the per-level cost 530 / 537 aux (oct) and 314 / 315 (binary), and witness paths whose root is
-computed independently with porep.poseidon; the vectorised level witness against auth_path."""
+computed independently with porep.hashes.poseidon; the vectorised level witness against auth_path."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from gpu.arith.fields import fr_decode, fr_encode
-from porep import poseidon as P
 from porep.circuit import num
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.por import PathLevel, auth_path, blank_path, por, poseidon_node
 from porep.circuit.por_poseidon import paths_witness
+from porep.hashes import poseidon as P
 
 # (base arity, base levels for 64 leaves, sub, top) -> published constraints with a public root
 PUBLISHED = {

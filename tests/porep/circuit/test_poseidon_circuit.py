@@ -1,5 +1,5 @@
 """neptune's legacy Poseidon circuit: published counts (neptune circuit.rs tests, SPP circuit/hash.rs), the
-compressed constants against supraseal's copy of neptune's, witness values against porep.poseidon and
+compressed constants against supraseal's copy of neptune's, witness values against porep.hashes.poseidon and
 neptune's own hash vectors, and a real comm_r = H(comm_c, comm_r_last)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from porep import poseidon as P
 from porep.circuit import poseidon as pc
 from porep.circuit.cs import ConstraintSystem
+from porep.hashes import poseidon as P
 
 PUBLISHED = {2: 311, 4: 377, 8: 505, 11: 598, 16: 761}
 # circuit.md §8.3 (model-derived there): nnz of A / B / C

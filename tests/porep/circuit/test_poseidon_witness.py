@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from gpu.arith.fields import fr_decode, fr_encode
-from porep import poseidon as P
 from porep.circuit import poseidon as pc
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.poseidon_witness import poseidon_witness_mont
+from porep.hashes import poseidon as P
 
 
 @pytest.mark.slow  # the first call compiles the kernel

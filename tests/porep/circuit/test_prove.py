@@ -11,8 +11,8 @@ from circuit_c1 import PROVER, SECTOR, TICKET, Synthesised
 from gpu.groth16 import setup
 from gpu.groth16.prover import Assignment, ProvingKey, prove
 from gpu.groth16.verifier import verify
-from porep import public_inputs
 from porep.c1 import SealCommitPhase1Output
+from porep.sdr import public_inputs
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """SHA-256 gadgets: bellperson's and storage-proofs' published constraint counts, values against hashlib and
-porep.sha254, and the boolean folding rules."""
+porep.hashes.sha254, and the boolean folding rules."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from porep.circuit import num
 from porep.circuit import sha256 as sh
 from porep.circuit.boolean import Boolean
 from porep.circuit.cs import ConstraintSystem
-from porep.sha254 import node
+from porep.hashes.sha254 import node
 
 
 def _bits(cs: ConstraintSystem, data: bytes) -> list[Boolean]:

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from circuit_c1 import PROVER, SECTOR, TICKET, Synthesised, long_only
 
-from porep import public_inputs
 from porep.c1 import C1Arrays, SealCommitPhase1Output
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.stacked import (
@@ -21,6 +20,7 @@ from porep.circuit.stacked import (
     synthesize_c1,
 )
 from porep.prooftypes import proof_type
+from porep.sdr import public_inputs
 
 
 def _count(shape: CircuitShape) -> ConstraintSystem:
@@ -56,7 +56,7 @@ def test_2kib_c1_witness_satisfies(synth_2kib: Synthesised, c1_2kib: SealCommitP
     d = r1cs.density()
     assert (int(d.a_aux.sum()), int(d.b_input.sum()), int(d.b_aux.sum())) == (2_674_908, 1, 685_521)
     r1cs.check(cs.witness_array())
-    # the input assignment is the verifier's vector, derived without the circuit (porep.public_inputs)
+    # the input assignment is the verifier's vector, derived without the circuit (porep.sdr.public_inputs)
     pt = proof_type("StackedDrg2KiBV1_1")
     want = public_inputs.record_inputs(
         pt, prover_id=PROVER, sector_id=SECTOR, ticket=TICKET, seed=c1_2kib.seed, comm_d=c1_2kib.comm_d,
@@ -236,8 +236,8 @@ def test_8mib_c1_witness_satisfies() -> None:
     import random
 
     from porep.ids import prover_id
-    from porep.seal import seal
-    from porep.vanilla import make_c1
+    from porep.sdr.seal import seal
+    from porep.sdr.vanilla import make_c1
 
     piece = random.Random(8).randbytes(8 * 2**20 * 127 // 128)
     sealed = seal("StackedDrg8MiBV1_1", prover_id(1000), 3, bytes([4]) * 32, piece=piece)

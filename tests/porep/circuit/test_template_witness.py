@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from gpu.arith.fields import fr_decode, fr_encode
-from porep import poseidon as P
 from porep.circuit import poseidon as pc
 from porep.circuit.cs import ConstraintSystem
 from porep.circuit.por import PathLevel, auth_path, poseidon_node
 from porep.circuit.template import record
 from porep.circuit.template_witness import program, solve
+from porep.hashes import poseidon as P
 
 
 def _oct_level(cs: ConstraintSystem, ins: list[int]) -> object:

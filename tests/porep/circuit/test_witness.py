@@ -175,8 +175,8 @@ def test_numba_sha256_sums_equal_the_numpy_reference(length: int) -> None:
 def test_8mib_equals_direct_synthesis() -> None:
     """A sealed 8MiB C1 (random data): the vectorised vector is the direct synthesis's, and satisfies."""
     from porep.ids import prover_id
-    from porep.seal import seal
-    from porep.vanilla import make_c1
+    from porep.sdr.seal import seal
+    from porep.sdr.vanilla import make_c1
 
     piece = random.Random(8).randbytes(8 * 2**20 * 127 // 128)
     sealed = seal("StackedDrg8MiBV1_1", prover_id(1000), 3, bytes([4]) * 32, piece=piece)

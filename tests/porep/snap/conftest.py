@@ -1,4 +1,4 @@
-"""A 2KiB CC sector sealed by porep.seal and one update of it, shared by the snap tests (sealing compiles
+"""A 2KiB CC sector sealed by porep.sdr.seal and one update of it, shared by the snap tests (sealing compiles
 the labelling kernels once per session); a Snap request made of it by ``psagent snap make`` and its
 synthesised update circuit."""
 
@@ -13,7 +13,7 @@ from market.proofdata import ProofData, Snap
 from porep.circuit.cs import ConstraintSystem
 from porep.fr32 import pad_to_sector, unpadded_size
 from porep.ids import prover_id
-from porep.seal import SealedSector, seal
+from porep.sdr.seal import SealedSector, seal
 from porep.snap.circuit import synthesize_request
 from porep.snap.update import SectorUpdate, update_sector
 

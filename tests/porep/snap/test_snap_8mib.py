@@ -1,4 +1,4 @@
-"""An 8MiB update of a CC sector sealed by porep.seal (4 partitions, 128 apex leaves, h = 10): the strict
+"""An 8MiB update of a CC sector sealed by porep.sdr.seal (4 partitions, 128 apex leaves, h = 10): the strict
 check passes, decoding returns the data, and mutations in every partition are named. About a minute on the
 2-core CI machine (the seal), so it runs only with PSAGENT_SNAP_LONG=1."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from porep.fr32 import pad_to_sector, unpadded_size
 from porep.ids import prover_id
-from porep.seal import seal
+from porep.sdr.seal import seal
 from porep.snap import encoding
 from porep.snap.update import update_sector
 from porep.snap.verify import check_partitions

@@ -15,7 +15,7 @@ from xorshift import XorShift
 from gpu.groth16.r1cs import R1CS
 from market.proofdata import Snap
 from porep.circuit.cs import ConstraintSystem
-from porep.merkle import build_poseidon_tree
+from porep.hashes.merkle import build_poseidon_tree
 from porep.snap.circuit import (
     PartitionWitness,
     UpdateWitnessError,
@@ -384,7 +384,7 @@ def test_8mib_partition_rows_are_satisfied() -> None:
 
     from porep.fr32 import pad_to_sector, unpadded_size
     from porep.ids import prover_id
-    from porep.seal import seal
+    from porep.sdr.seal import seal
     from porep.snap.public_inputs import public_inputs
     from porep.snap.update import update_sector
 

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from porep.poseidon import R
+from porep.hashes.poseidon import R
 from porep.snap.encoding import decode, encode, recover_key, rho_per_node_mont
 from porep.snap.randomness import rho
 

@@ -9,7 +9,7 @@ import hashlib
 import numpy as np
 from xorshift import XorShift
 
-from porep.merkle import build_poseidon_tree
+from porep.hashes.merkle import build_poseidon_tree
 from porep.snap.params import update_proof_type
 from porep.snap.proof import decode_partition_proof
 from porep.snap.public_inputs import public_inputs

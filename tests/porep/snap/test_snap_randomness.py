@@ -9,7 +9,7 @@ import random
 import pytest
 from xorshift import XorShift
 
-from porep.poseidon import hash_ints
+from porep.hashes.poseidon import hash_ints
 from porep.snap.challenges import all_challenges, partition_challenges
 from porep.snap.params import constants_for_nodes
 from porep.snap.randomness import GEN_RANDOMNESS_TAG, h_snap, h_snap_plain

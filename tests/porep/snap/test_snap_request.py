@@ -27,7 +27,7 @@ def test_public_inputs_of_a_proofdata(request_2kib: Snap) -> None:
     """The prover's entries take the market's ProofData as well as its Snap member; the inputs are
     k_and_h_select = 1 (h_select 1, no partition bits at 2KiB) and the request's three commitments."""
     from market.proofdata import ProofData, SectorID
-    from porep.poseidon import fr_from_le
+    from porep.hashes.poseidon import fr_from_le
     from porep.snap.partition import update_public_inputs
 
     pd = ProofData.parse(ProofData.encode(SectorID(1000, 2), snap=request_2kib))

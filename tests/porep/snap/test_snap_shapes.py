@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gpu.arith.fields import fr_random
-from porep.poseidon import hash_domains
+from porep.hashes.poseidon import hash_domains
 from porep.snap.params import constants_for_nodes
 from porep.snap.proof import SUB, TOP, PathElement
 from porep.snap.tree_r import build_tree_r

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from porep.merkle import build_tree_d, hash_children
-from porep.poseidon import R, hash2
+from porep.hashes.merkle import build_tree_d, hash_children
+from porep.hashes.poseidon import R, hash2
+from porep.hashes.sparse_merkle import SparseMerkleTree
 from porep.snap.params import constants_for_nodes, update_proof_type
 from porep.snap.proof import MerkleProof, PartitionProof, PathElement, decode_partition_proof
 from porep.snap.randomness import phi as make_phi
@@ -31,7 +32,6 @@ from porep.snap.synth import (
 from porep.snap.tree_r import build_tree_r
 from porep.snap.update import update
 from porep.snap.verify import UpdateProofError, check_request
-from porep.sparse_merkle import SparseMerkleTree
 
 LONG = bool(os.environ.get("PSAGENT_SNAP_LONG"))
 long_only = pytest.mark.skipif(not LONG, reason="long: set PSAGENT_SNAP_LONG=1 (make test-snap-long)")

@@ -1,4 +1,4 @@
-"""A 2KiB update of a CC sector sealed by porep.seal: the strict check passes, and every single-field
+"""A 2KiB update of a CC sector sealed by porep.sdr.seal: the strict check passes, and every single-field
 mutation of the proofs or the header is rejected and named."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from porep.fr32 import pad_to_sector
-from porep.merkle import build_poseidon_tree
-from porep.poseidon import R, hash2
-from porep.seal import SealedSector
-from porep.sha254 import comm_d, zero_comm
+from porep.hashes.merkle import build_poseidon_tree
+from porep.hashes.poseidon import R, hash2
+from porep.hashes.sha254 import comm_d, zero_comm
+from porep.sdr.seal import SealedSector
 from porep.snap import encoding
 from porep.snap.proof import (
     SUB,

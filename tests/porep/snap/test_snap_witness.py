@@ -145,12 +145,13 @@ def test_out_must_be_the_assignment_shape(request_2kib: Snap) -> None:
 @long_only
 def test_8mib_partition_equals_the_direct_synthesis_and_satisfies_the_pce() -> None:
     """The production rho path (h = 10 of hs [7..12], h_select 8, two partition bits) on an update of a CC
-    sector sealed by porep.seal: partition 3's vector equals the direct synthesis' and satisfies the PCE."""
+    sector sealed by porep.sdr.seal: partition 3's vector equals the direct synthesis' and satisfies the
+    PCE."""
     import random
 
     from porep.fr32 import pad_to_sector, unpadded_size
     from porep.ids import prover_id
-    from porep.seal import seal
+    from porep.sdr.seal import seal
     from porep.snap.pce import update_pce
     from porep.snap.update import update_sector
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from porep.poseidon import R
+from porep.hashes.poseidon import R
 
 TEST_SEED = bytes.fromhex("5962be5d763d318d17db37325406bce5")  # storage-proofs-core lib.rs
 M32 = 0xFFFFFFFF

@@ -1,8 +1,8 @@
 """Poseidon over the BLS12-381 scalar field exactly as neptune (and so Filecoin) defines it: the reference.
 
 Plain Python integers, written to be read next to the spec (docs porep.md §2): this module is the oracle
-that the batched Numba form (:mod:`porep.poseidon_batch`) is tested against, and it computes every constant
-that form uses.
+that the batched Numba form (:mod:`porep.hashes.poseidon_batch`) is tested against, and it computes every
+constant that form uses.
 
 * Width t = arity + 1, S-box x^5, R_F = 8 full rounds split 4 + 4 around R_P partial rounds
   (neptune ``src/round_numbers.rs`` for ``Strength::Standard``).

@@ -14,8 +14,8 @@ node's label follows from its own parents. So a sector in which
   unless that parent is itself challenged), and replica(x) = label_L(x) + data mod r,
 
 yields a C1 that every check accepts, with trees whose untouched subtrees are all equal
-(:class:`porep.sparse_merkle.SparseMerkleTree`: one hash per level plus the challenged nodes' ancestors).
-A 32GiB C1 then costs seconds instead of a 32 GiB seal.
+(:class:`porep.hashes.sparse_merkle.SparseMerkleTree`: one hash per level plus the challenged nodes'
+ancestors). A 32GiB C1 then costs seconds instead of a 32 GiB seal.
 
 Order of construction (each step needs the one before): data → comm_d → replica_id → challenges (from
 replica_id and the seed; this is why only interactive proof types are possible: NI and synthetic
@@ -23,7 +23,7 @@ challenges depend on comm_r, which depends on the challenged labels) → the cha
 layer in increasing node order (DRG parents precede their child; expander parents are in the layer below)
 → tree C and tree R_last → comm_r.
 
-This is the generator of *valid* C1s (``psagent c1 synth``). :mod:`porep.c1_synth` is the other one:
+This is the generator of *valid* C1s (``psagent c1 synth``). :mod:`porep.c1.synth` is the other one:
 random values in exact shapes, for the codec benchmarks; those C1s do not verify.
 """
 
@@ -35,14 +35,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from porep import challenges, ids
+from porep import ids
 from porep.c1 import C1Arrays, KeyOrder, SealCommitPhase1Output, encode
-from porep.graph import graph
-from porep.labels import create_label, parent_slots
-from porep.poseidon import R, hash2
-from porep.poseidon_batch import hash_domains_batch
+from porep.hashes.poseidon import R, hash2
+from porep.hashes.poseidon_batch import hash_domains_batch
+from porep.hashes.sparse_merkle import SparseMerkleTree
 from porep.prooftypes import DRG_DEGREE, ProofType, proof_type
-from porep.sparse_merkle import SparseMerkleTree
+from porep.sdr import challenges
+from porep.sdr.graph import graph
+from porep.sdr.labels import create_label, parent_slots
 
 NODE = 32
 Progress = Callable[[str, int, int], None]
@@ -251,7 +252,7 @@ def _const(value: bytes, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def sparse_c1_arrays(s: SparseSector) -> C1Arrays:
-    """The C1 of a sparse sector, as bulk arrays (the same fields :func:`porep.vanilla.make_c1_arrays`
+    """The C1 of a sparse sector, as bulk arrays (the same fields :func:`porep.sdr.vanilla.make_c1_arrays`
     gathers from a sealed sector)."""
     pt = s.proof_type
     P, C, L = pt.partitions, pt.challenges_per_partition, pt.layers

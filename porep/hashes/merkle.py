@@ -17,8 +17,8 @@ from typing import Literal
 
 import numpy as np
 
-from porep.poseidon_batch import domains_to_mont, hash_domains_batch, hash_mont, mont_to_domains
-from porep.sha254 import NODE, hash_pairs
+from porep.hashes.poseidon_batch import domains_to_mont, hash_domains_batch, hash_mont, mont_to_domains
+from porep.hashes.sha254 import NODE, hash_pairs
 
 Hasher = Literal["sha254", "poseidon"]
 

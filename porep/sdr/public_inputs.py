@@ -11,8 +11,8 @@ Per partition k (docs porep.md §7.1, circuit.md §9.3 "Input indices"), ONE exc
 Two derivations:
 
 * :func:`sector_inputs` / :func:`from_c1` (the verifier's): challenges from (replica_id, seed[, comm_r])
-  by :mod:`porep.challenges`, parents from the graph of the porep_id (:mod:`porep.graph`). Nothing of the
-  vanilla proofs is read.
+  by :mod:`porep.sdr.challenges`, parents from the graph of the porep_id (:mod:`porep.sdr.graph`). Nothing of
+  the vanilla proofs is read.
 * :func:`from_c1_paths` (the circuit's view): the indices the C1's own Merkle paths and labeling proofs
   carry, i.e. what the circuit's input assignment will hold for that C1. An honest C1 gives the same
   vector; comparing the two is how a test ties the circuit's inputs to the verifier's.
@@ -24,10 +24,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from porep import challenges, ids
+from porep import ids
 from porep.c1 import C1Arrays, SealCommitPhase1Output
-from porep.graph import graph
 from porep.prooftypes import DRG_DEGREE, EXP_DEGREE, ProofType
+from porep.sdr import challenges
+from porep.sdr.graph import graph
 
 R_MODULUS = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 HEADER_INPUTS = 3

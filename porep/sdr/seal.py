@@ -30,13 +30,13 @@ import numpy as np
 from gpu.arith.fields import fr_add_batch, fr_sub_batch
 from porep.commcid import comm_d_to_cid, comm_r_to_cid
 from porep.fr32 import pad_to_sector
-from porep.graph import StackedGraph, graph
+from porep.hashes.merkle import MerkleTree, build_poseidon_tree_mont, build_tree_d
+from porep.hashes.poseidon import hash2
+from porep.hashes.poseidon_batch import domains_to_mont, hash_mont
 from porep.ids import replica_id as make_replica_id
-from porep.labels import label_layers
-from porep.merkle import MerkleTree, build_poseidon_tree_mont, build_tree_d
-from porep.poseidon import hash2
-from porep.poseidon_batch import domains_to_mont, hash_mont
 from porep.prooftypes import ProofType, proof_type
+from porep.sdr.graph import StackedGraph, graph
+from porep.sdr.labels import label_layers
 
 NODE = 32
 Progress = Callable[[str, int, int], None]

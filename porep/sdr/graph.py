@@ -17,7 +17,7 @@ Exactly rust-fil-proofs' ``StackedBucketGraph`` (docs porep.md §4.1–4.3):
 
 Numba kernels compute the parents of any array of nodes (the whole cache for sealing, a few hundred nodes
 for verifying a 32GiB C1). The plain-Python :func:`drg_parents_reference` / :func:`exp_parents_reference`
-(hashlib BLAKE2b, :func:`porep.chacha.chacha8_rng_words`) are the oracles in the tests.
+(hashlib BLAKE2b, :func:`porep.hashes.chacha.chacha8_rng_words`) are the oracles in the tests.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from numba import njit
 from gpu.arith.cpupool import parallel_for
 from gpu.arith.cudashim import cache_enabled
 from gpu.files import atomic_file
-from porep.chacha import SIGMA, block, chacha8_rng_words
+from porep.hashes.chacha import SIGMA, block, chacha8_rng_words
 from porep.prooftypes import DRG_DEGREE, EXP_DEGREE, ProofType
 
 DRSAMPLE_DST = b"Filecoin_DRSample"

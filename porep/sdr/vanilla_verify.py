@@ -24,13 +24,14 @@ from functools import cached_property
 
 import numpy as np
 
-from porep import challenges, ids
+from porep import ids
 from porep.c1 import C1Arrays, SealCommitPhase1Output, is_canonical_fr
-from porep.graph import graph
-from porep.labels import parent_slots
-from porep.merkle import Hasher, bad_positions, hash_domains_batch, roots_from_paths
-from porep.poseidon import R, hash2
+from porep.hashes.merkle import Hasher, bad_positions, hash_domains_batch, roots_from_paths
+from porep.hashes.poseidon import R, hash2
 from porep.prooftypes import DRG_DEGREE, ProofType
+from porep.sdr import challenges
+from porep.sdr.graph import graph
+from porep.sdr.labels import parent_slots
 
 NODE = 32
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-from porep.chacha import chacha20_keystream
+from porep.hashes.chacha import chacha20_keystream
 from porep.prooftypes import ProofType
 
 NI_TAG = b"filecoin.io|PoRep|1|NonInteractive|1"

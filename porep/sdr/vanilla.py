@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from porep import challenges
 from porep.c1 import C1Arrays, SealCommitPhase1Output
-from porep.labels import parent_slots
 from porep.prooftypes import DRG_DEGREE
-from porep.seal import SealedSector
+from porep.sdr import challenges
+from porep.sdr.labels import parent_slots
+from porep.sdr.seal import SealedSector
 
 NODE = 32
 

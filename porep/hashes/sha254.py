@@ -66,7 +66,7 @@ def zero_comm(padded_size: int) -> bytes:
 
 def comm_d(padded: bytes | np.ndarray) -> bytes:
     """Root of tree D over fr32-padded data whose length is a power of two ≥ 32 (levels not kept: the
-    whole tree is porep.merkle.build_tree_d, which builds on this module)."""
+    whole tree is porep.hashes.merkle.build_tree_d, which builds on this module)."""
     level = np.frombuffer(bytes(padded), dtype=np.uint8) if not isinstance(padded, np.ndarray) else padded
     level = np.ascontiguousarray(level, dtype=np.uint8).reshape(-1, NODE)
     n = level.shape[0]

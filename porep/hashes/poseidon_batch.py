@@ -2,10 +2,11 @@
 
 Tree C (a column hash per node), tree R_last and tree C (arity-8 trees over 2^18 leaves for 8MiB) and
 vanilla verification hash tens of thousands to hundreds of thousands of nodes; the Python-int reference
-(:mod:`porep.poseidon`) takes ~1 ms a hash. Here one kernel hashes rows of a ``uint32[n, arity, 8]``
-Montgomery array with the partial-round-optimized constants (:func:`porep.poseidon.optimized_constants`):
-2t − 1 multiplications per partial round instead of t². Inputs and outputs at the byte edge are 32-byte
-little-endian canonical Fr reprs (PoseidonDomain); non-canonical input raises, as blstrs ``from_repr`` does.
+(:mod:`porep.hashes.poseidon`) takes ~1 ms a hash. Here one kernel hashes rows of a ``uint32[n, arity, 8]``
+Montgomery array with the partial-round-optimized constants
+(:func:`porep.hashes.poseidon.optimized_constants`): 2t − 1 multiplications per partial round instead of t².
+Inputs and outputs at the byte edge are 32-byte little-endian canonical Fr reprs (PoseidonDomain);
+non-canonical input raises, as blstrs ``from_repr`` does.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from gpu.arith.fields import (
     fr_store,
     fr_to_mont,
 )
-from porep.poseidon import ARITIES, optimized_constants
+from porep.hashes.poseidon import ARITIES, optimized_constants
 
 # ----------------------------------------------------------------------------------------------- kernel
 
