@@ -17,6 +17,13 @@ Loops (each survives its own errors with a logged backoff; cancellation is the o
   janitor     orphan reset at start and periodically; purge by the retention settings
   watchdog    systemd WATCHDOG=1 pings and the queue gauge
 
+systemd (``Type=notify``): READY=1 goes out as soon as the service is up (store open, metrics served, the
+fleet joined, the loops started), not after the warm-up: a warm-up of minutes (32GiB parameters, kernels, the
+self-test) or one that fails until parameters arrive must neither trip the start timeout nor restart-loop
+the unit. The gate is what says whether work is taken: every change of it goes out as ``STATUS=gate …``
+(what ``systemctl status`` shows), and the watchdog is fed from the event loop while the warm-up runs in
+its own thread.
+
 Shutdown (SIGTERM/SIGINT, or ``max_proofs`` accepted proofs): the requester stops first (no new asks), the
 fetcher and provers finish the item in hand and stop, the submitter gets ``drain_s`` to hand in what is
 computed; anything unfinished stays in the store in a resumable state (fetched / computed) for the next
@@ -205,6 +212,7 @@ class Agent:
         self.loop_counters = LoopCounters()
         self.gate_file = gate_file
         self._gate = Gate("starting")
+        self._status_sent = ""
         self._warmed = anyio.Event()
         self._prover_failures = 0
         self._last_failure = 0.0  # time.monotonic() of the last unverified proof
@@ -236,6 +244,10 @@ class Agent:
 
     def _publish_gate(self) -> None:
         g = self.gate()
+        line = g.line()
+        if line != self._status_sent:  # systemd's STATUS= follows the gate (sent on change only)
+            self._status_sent = line
+            self.notifier.status(f"gate {line}")
         self.metrics.ready.set(1 if g.open else 0)
         for state in GATE_STATES:
             self.metrics.gate.labels(state=state).set(1 if state == g.state else 0)
@@ -257,7 +269,6 @@ class Agent:
             # a retry keeps the last failure in view (status, metrics), not only "warming"
             doing = "parameters, kernels, self-test proof"
             self._set_gate("warming", f"retrying after {last_failure}" if last_failure else doing)
-            self.notifier.status("warming up: parameters, kernels, self-test proof")
             log.info("warming up (parameters, kernels, self-test proof)")
             t0 = time.perf_counter()
             try:
@@ -266,7 +277,6 @@ class Agent:
                 why = last_failure = f"warm-up failed: {type(e).__name__}: {e}"
                 self._set_gate("failed", why)
                 self.metrics.errors.labels(loop="warm_up").inc()
-                self.notifier.status(f"not ready: {why}")
                 log.error("%s (no asks; trying again in %.0f s)", why, backoff)
                 with anyio.move_on_after(backoff):
                     await self._stop_asking.wait()
@@ -276,9 +286,8 @@ class Agent:
                 continue
             log.info("warm-up done in %.1f s", time.perf_counter() - t0)
             break
-        self._set_gate("open")
+        self._set_gate("open", "asking for work")
         self._warmed.set()
-        self.notifier.ready("ready: asking for work")
 
     # -- loops -----------------------------------------------------------------------------------------
 
@@ -463,6 +472,9 @@ class Agent:
             background.start_soon(self._janitor)
             if handle_signals:
                 background.start_soon(self._signals)
+            # up: the store answers, metrics are served, the loops start now; the gate says the rest
+            self._status_sent = self.gate().line()
+            self.notifier.ready(f"gate {self._status_sent}")
             async with anyio.create_task_group() as work:
                 work.start_soon(self._guarded, "fetcher", self._fetch_step, self._stop_work)
                 for i in range(self.settings.prover_slots):
@@ -473,8 +485,9 @@ class Agent:
                     asking.start_soon(self._become_ready)
                     asking.start_soon(self._half_open)
                     await self._done.wait()
-                    self.notifier.stopping("draining")
                     self._stop_asking.set()
+                    self._status_sent = self.gate().line()
+                    self.notifier.stopping(f"gate {self._status_sent}")
                     self._publish_gate()
                     asking.cancel_scope.cancel()
                 # let the in-hand proofs finish, then give the submitter drain_s for computed work

@@ -64,3 +64,64 @@ def test_status_shows_the_readiness_gate(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(app, ["status", "--config", str(cfg), "--json"]).stdout)["gate"][
         "state"
     ] == "not running"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_run_under_systemd_is_ready_in_seconds_with_the_gate_in_status_and_metrics(tmp_path: Path) -> None:
+    """`psagent run` as the unit starts it (a real process, NOTIFY_SOCKET and WATCHDOG_USEC set), on a host
+    without parameters: READY=1 within seconds of the start, the watchdog fed, the failed warm-up's reason in
+    STATUS= and in the metrics, the process still up (no restart loop); SIGTERM stops it with exit 0."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from _notify import NotifySocket
+
+    from market.wallet import Wallet, write_key_file
+
+    key = tmp_path / "keys" / "wallet.key"
+    key.parent.mkdir(mode=0o700)
+    write_key_file(key, Wallet.generate())
+    port = _free_port()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'[market]\nurl = "http://127.0.0.1:{_free_port()}"\nkey_file = "{key}"\n'
+        f'[prover]\nbackend = "cpu"\nparams_dir = "{tmp_path / "params"}"\n'
+        f'[store]\nurl = "sqlite:///{tmp_path}/agent.db"\n[metrics]\nlisten = "127.0.0.1:{port}"\n'
+    )
+    (tmp_path / "params").mkdir()
+    env = {**os.environ, "WATCHDOG_USEC": "1000000", "PSAGENT_CACHE_DIR": str(tmp_path / "cache")}
+    with NotifySocket(tmp_path / "notify.sock") as sock:
+        env["NOTIFY_SOCKET"] = sock.path
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from agent.cli import main; main()", "run", "--config", str(cfg)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            ready = sock.wait_for("READY", None, 30.0)
+            failed = sock.wait_for("STATUS", "gate failed", 30.0)
+            metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+            time.sleep(2.5)
+            assert proc.poll() is None  # up, gate closed: no exit, no restart loop
+            pings = [t for t, _ in sock.fields("WATCHDOG") if t > failed]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+    assert ready - t0 < 15.0, f"READY after {ready - t0:.1f} s"
+    assert len(pings) >= 2
+    status = next(v for _, v in sock.fields("STATUS") if v.startswith("gate failed"))
+    assert "Groth16 parameters for StackedDrg32GiBV1_1 not found" in status
+    assert 'psagent_readiness_gate{state="failed"} 1.0' in metrics and "psagent_ready 0.0" in metrics
+    assert proc.returncode == 0, err[-2000:]
+    assert sock.fields("STOPPING")

@@ -345,3 +345,83 @@ async def test_a_clean_exit_leaves_the_fleet_after_its_last_heartbeat(tmp_path, 
     (host,) = store.hosts()
     assert host.stopped_at is not None and not host.alive
     store.close()
+
+
+async def test_ready_at_once_watchdog_fed_and_gate_in_status_during_a_slow_warm_up(tmp_path, work_bytes):
+    """systemd's view of a start with a warm-up of several seconds: READY=1 within a second (not after the
+    warm-up), WATCHDOG=1 pings all through the warm-up, and STATUS= carrying the gate: warming, then open."""
+    import threading
+    import time
+
+    from _notify import NotifySocket
+
+    store = SqliteStore(tmp_path / "s.db")
+    release = threading.Event()
+    with NotifySocket(tmp_path / "notify.sock") as sock:
+        notifier = Notifier(address=sock.path, watchdog_usec="200000")  # a ping every 0.1 s
+        agent = Agent(
+            MemoryMarket(work_bytes), store, FakeProver(), MarkChecker(), _settings(), check=_check,
+            warm_up=lambda: release.wait(30), notifier=notifier,
+        )
+        seen: dict = {}
+
+        async def observe() -> None:
+            t0 = time.monotonic()
+            seen["ready"] = await anyio.to_thread.run_sync(sock.wait_for, "READY", None, 10.0)
+            await anyio.sleep(2.0)  # the warm-up still runs
+            seen["pings_while_warming"] = [t for t, _ in sock.fields("WATCHDOG") if t > seen["ready"]]
+            seen["warming_gate"] = agent.gate().state
+            seen["t0"] = t0
+            release.set()
+            seen["open"] = await anyio.to_thread.run_sync(sock.wait_for, "STATUS", "gate open", 10.0)
+            agent._done.set()
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(observe)
+                await agent.run(handle_signals=False)
+    statuses = [v for _, v in sock.fields("STATUS")]  # after the socket's last datagrams were read
+    assert seen["ready"] - seen["t0"] < 1.0  # up at once, although the warm-up took 2 s more
+    assert seen["warming_gate"] == "warming"
+    assert len(seen["pings_while_warming"]) >= 10  # every 0.1 s for 2 s (allowing for a loaded machine)
+    assert statuses[0] == "gate starting" or statuses[0].startswith("gate warming")
+    assert any(s.startswith("gate warming: parameters") for s in statuses)
+    assert "gate open: asking for work" in statuses
+    assert statuses.index("gate open: asking for work") > max(
+        i for i, s in enumerate(statuses) if s.startswith("gate warming")
+    )
+    assert sock.fields("STOPPING") and statuses[-1] == "gate stopped"
+    store.close()
+
+
+async def test_a_failing_warm_up_is_ready_with_the_reason_in_status(tmp_path, work_bytes):
+    """No parameters yet: the service is up (READY=1), the gate is closed and STATUS= says why."""
+    from _notify import NotifySocket
+
+    from agent.proving import CircuitProver, ProofPipeline
+
+    store = SqliteStore(tmp_path / "s.db")
+    prover = CircuitProver(
+        tmp_path, pipeline=ProofPipeline(tmp_path / "none", cache=tmp_path), accepted=("StackedDrg2KiBV1_1",)
+    )
+    market = MemoryMarket(work_bytes)
+    with NotifySocket(tmp_path / "notify.sock") as sock:
+        agent = Agent(
+            market, store, prover, MarkChecker(), _settings(), check=_check, warm_up=prover.warm_up,
+            notifier=Notifier(address=sock.path, watchdog_usec="1000000"),
+        )
+
+        async def stop_once_failed() -> None:
+            await anyio.to_thread.run_sync(sock.wait_for, "STATUS", "gate failed", 20.0)
+            agent._done.set()
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stop_once_failed)
+                await agent.run(handle_signals=False)
+        ready = sock.fields("READY")
+        failed = [v for _, v in sock.fields("STATUS") if v.startswith("gate failed")]
+    assert ready and failed
+    assert "FileNotFoundError" in failed[0] and "StackedDrg2KiBV1_1" in failed[0]
+    assert market.asks == []
+    store.close()
