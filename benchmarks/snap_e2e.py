@@ -70,7 +70,7 @@ def main() -> int:
     vk_path = args.params_dir / f"{pt.param_stem}.vk"
     if not (params_path.is_file() and vk_path.is_file()):
         t = time.perf_counter()
-        vk, _ = generate_file(r1cs, params_path, backend=backend, device=device)
+        vk = generate_file(r1cs, params_path, backend=backend, device=device).vk
         vk.write(vk_path)
         _say(stage="setup", seconds=round(time.perf_counter() - t, 2), backend=str(backend))
     t = time.perf_counter()

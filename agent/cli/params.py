@@ -100,7 +100,7 @@ def generate(
     out.mkdir(parents=True, exist_ok=True)
     try:
         with _setup_progress() as progress:
-            vk, sizes = generate_file(
+            made = generate_file(
                 system,
                 out / f"{stem}.params",
                 backend=chosen,
@@ -112,6 +112,7 @@ def generate(
         fail(str(exc), EXIT_FAILURE)
     except GpuError as exc:
         fail(f"setup on the GPU failed: {exc}", EXIT_FAILURE)
+    vk, sizes = made.vk, made.sizes
     vk.write(out / f"{stem}.vk")
     meta = {
         "circuit": circuit,
@@ -125,7 +126,7 @@ def generate(
     from agent.config import cache_dir
     from agent.proving import CheckedParams
 
-    CheckedParams(cache_dir()).record(out / f"{stem}.params")
+    CheckedParams(cache_dir()).record(out / f"{stem}.params", made.blake2b)  # hashed as written
     typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
 
 
@@ -159,12 +160,23 @@ def _partition_r1cs(sector_size: str) -> tuple[Any, str]:
 def _setup_progress() -> Iterator[Callable[[str, float, float], None]]:
     """The setup's progress on stderr: a bar on a terminal, else one line per stage (logs stay short)."""
     if not sys.stderr.isatty():
+        import time
+
         seen: set[str] = set()
+        t0 = last = time.perf_counter()
 
         def line(stage: str, done: float, total: float) -> None:
-            if stage not in seen:
+            nonlocal last
+            if stage not in seen:  # a log line per stage, with the time the previous one took
+                now = time.perf_counter()
                 seen.add(stage)
-                print(f"setup: {stage} ({100 * done / max(total, 1):.0f}%)", file=sys.stderr, flush=True)
+                print(
+                    f"setup: {stage} ({100 * done / max(total, 1):.0f}%, {now - t0:.1f} s elapsed, "
+                    f"previous stage {now - last:.1f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                last = now
 
         yield line
         return

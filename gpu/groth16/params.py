@@ -219,7 +219,10 @@ class ParamsWriter:
     """A .params file written section by section as the points are computed (the setup's streaming output:
     a 32GiB file is ~47 GB, more than the host should hold). Bytes go to a temporary file from a writer thread
     (``write`` returns once the chunk is queued, so computing the next chunk overlaps the disk), fsynced and
-    renamed on a clean exit; on an exception the temporary file is removed.
+    renamed on a clean exit; on an exception the temporary file is removed. A second thread computes the
+    file's BLAKE2b-256 (``blake2b``, hex, set on a clean exit) from the same chunks as they are written, so a
+    caller that records the file by digest never reads 47 GB back (hashlib releases the GIL: hashing and
+    writing overlap).
 
         with ParamsWriter(path) as w:
             w.write(vk.to_bytes())
@@ -232,30 +235,42 @@ class ParamsWriter:
         self.path = Path(path)
         self.tmp = self.path.with_name(self.path.name + ".tmp")
         self.written = 0
+        self.blake2b: str | None = None  # hex digest of the whole file, once it is complete
         self._end: int | None = None  # where the current section's points must end
 
     def __enter__(self) -> ParamsWriter:
+        import hashlib
         import queue
         import threading
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
         self._q: queue.Queue[Any] = queue.Queue(maxsize=self.QUEUE)
+        self._hq: queue.Queue[Any] = queue.Queue(maxsize=self.QUEUE)
+        self._hash = hashlib.blake2b(digest_size=32)
         self._err: BaseException | None = None
         self._thread = threading.Thread(target=self._drain, name="params-writer", daemon=True)
+        self._hasher = threading.Thread(target=self._digest, name="params-hasher", daemon=True)
         self._thread.start()
+        self._hasher.start()
         return self
 
     def _drain(self) -> None:
         while True:
             item = self._q.get()
             if item is None:
+                self._hq.put(None)
                 return
             if self._err is None:
+                self._hq.put(item)
                 try:
                     self._f.write(item)
                 except BaseException as exc:  # noqa: BLE001 - re-raised in the producer's thread
                     self._err = exc
+
+    def _digest(self) -> None:
+        while (item := self._hq.get()) is not None:
+            self._hash.update(memoryview(item).cast("B") if isinstance(item, np.ndarray) else item)
 
     def write(self, data: bytes | memoryview | np.ndarray) -> None:
         if self._err is not None:
@@ -276,6 +291,7 @@ class ParamsWriter:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self._q.put(None)
         self._thread.join()
+        self._hasher.join()
         try:
             if exc_type is None and self._err is None:
                 self._f.flush()
@@ -292,6 +308,7 @@ class ParamsWriter:
         except ValueError:
             self.tmp.unlink(missing_ok=True)
             raise
+        self.blake2b = self._hash.hexdigest()
         os.replace(self.tmp, self.path)
 
 

@@ -29,7 +29,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -220,12 +220,17 @@ class _Queries:
         return n1 + self.b.shape[0], self.vk2.shape[0] + self.b.shape[0]
 
 
-def _evaluate(r1cs: R1CS, tw: ToxicWaste) -> _Queries:
-    """The QAP at tau and every scalar of the parameters (the CPU part of the setup)."""
+def _evaluate(r1cs: R1CS, tw: ToxicWaste, device: Device | None = None) -> _Queries:
+    """The QAP at tau and every scalar of the parameters (the CPU part of the setup; with ``device``, the
+    inverse NTT of the tau powers runs there: at 2^27 it is minutes of CPU and a fraction of a second on a
+    GPU, same values)."""
     n = 1 << r1cs.domain_log
     ni = r1cs.num_inputs
     pw = powers(tw.tau, n)  # Montgomery tau^i
-    lag = ntt(pw, direction=Direction.INVERSE, order=Order.NN)
+    if device is not None:
+        lag = ntt(pw, direction=Direction.INVERSE, order=Order.NN, backend=Backend.cuda, device=device)
+    else:
+        lag = ntt(pw, direction=Direction.INVERSE, order=Order.NN)
     u, v, w = column_sums(r1cs, lag)  # canonical
     del lag
     ginv, dinv = pow(tw.gamma, R - 2, R), pow(tw.delta, R - 2, R)
@@ -264,14 +269,14 @@ def _toxic_of(test_seed: int | None, _toxic: ToxicWaste | None) -> ToxicWaste:
 
 
 def _prepare(
-    r1cs: R1CS, tw: ToxicWaste, meter: _Meter, min_window: int = 2
+    r1cs: R1CS, tw: ToxicWaste, meter: _Meter, min_window: int = 2, device: Device | None = None
 ) -> tuple[_Queries, FixedBase, FixedBase, VerifyingKey]:
     """Evaluation, the generators' tables (CPU) and the verifying key; sets ``meter.total`` for the rest."""
     n = 1 << r1cs.domain_log
     pre = n / 8  # rough units: the evaluation ~ n/8, tables by size, then every point
     meter.total = pre
     meter.begin("evaluate")
-    q = _evaluate(r1cs, tw)
+    q = _evaluate(r1cs, tw, device)
     meter.step(pre)
     meter.end()
     n1, n2 = q.counts()
@@ -307,6 +312,15 @@ def _generate(r1cs: R1CS, tw: ToxicWaste, progress: Progress | None, timings: di
     return Parameters(vk, out["h"], out["l"], out["a"], out["b_g1"], out["b_g2"])
 
 
+class GeneratedFile(NamedTuple):
+    """What ``generate_file`` made: the verifying key, the section sizes (``describe``) and the file's
+    BLAKE2b-256 (hex), computed as it was written."""
+
+    vk: VerifyingKey
+    sizes: dict[str, int]
+    blake2b: str
+
+
 CUDA_MIN_WINDOW = 8  # GPU products are cheap next to the CPU-built table: 8 bits (4,096 points) at least
 CPU_WRITE_SLICE = 1 << 20  # points per chunk written by the CPU path (~100-200 MB of bytes)
 
@@ -321,18 +335,19 @@ def generate_file(
     _toxic: ToxicWaste | None = None,
     progress: Progress | None = None,
     timings: dict[str, float] | None = None,
-) -> tuple[VerifyingKey, dict[str, int]]:
+) -> GeneratedFile:
     """Parameters for ``r1cs`` streamed into ``params_path`` (bellperson layout, atomic) as they are computed,
     on the CPU or on the GPU (``backend="cuda"`` with a named device: fixed-base products by
-    gpu.groth16.fixed_base_cuda); the file is byte-identical either way for the same toxic waste. Returns the
-    verifying key and the section sizes (``describe``). The host holds the scalars and a few chunks of bytes,
-    never the points."""
+    gpu.groth16.fixed_base_cuda, and the evaluation's inverse NTT); the file is byte-identical either way for the
+    same toxic waste. Returns the verifying key, the section sizes (``describe``) and the file's digest. The
+    host holds the scalars and a few chunks of bytes, never the points."""
     chosen, dev = place(backend, device)
     tw = _toxic_of(test_seed, _toxic)
     timings = timings if timings is not None else {}
     try:
         meter = _Meter(progress, timings, 1.0)
-        q, g1, g2, vk = _prepare(r1cs, tw, meter, CUDA_MIN_WINDOW if chosen is Backend.cuda else 2)
+        cuda_setup = chosen is Backend.cuda
+        q, g1, g2, vk = _prepare(r1cs, tw, meter, CUDA_MIN_WINDOW if cuda_setup else 2, dev)
     finally:
         del tw
     producers: dict[str, Callable[[np.ndarray, Callable[[int], None]], Iterator[Any]]]
@@ -370,7 +385,8 @@ def generate_file(
         "num_inputs": vk.num_inputs,
         **{name: int(sc.shape[0]) for name, _, sc in q.sections()},
     }
-    return vk, sizes
+    assert w.blake2b is not None
+    return GeneratedFile(vk, sizes, w.blake2b)
 
 
 def describe(params: Parameters) -> dict[str, int]:

@@ -106,6 +106,12 @@ def test_params_generate_records_its_file_as_checked(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     (made,) = out.glob("*.params")
     assert CheckedParams(cache).trusted(made)
+    import json
+
+    from agent.proving import file_digest
+
+    (entry,) = json.loads((cache / "params-checked.json").read_text()).values()
+    assert entry["blake2b"] == file_digest(made)  # the digest hashed while writing is the file's
     made.write_bytes(made.read_bytes()[:-1] + bytes([made.read_bytes()[-1] ^ 1]))
     assert not CheckedParams(cache).trusted(made)  # changed bytes are checked again
 

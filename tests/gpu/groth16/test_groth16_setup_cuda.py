@@ -25,7 +25,7 @@ from gpu.groth16 import params as params_mod
 from gpu.groth16 import setup
 from gpu.groth16.fixed_base import FixedBase
 from gpu.groth16.fixed_base_cuda import CudaFixedBase
-from gpu.groth16.params import G1_UNC, Parameters, ParamsWriter, VerifyingKey
+from gpu.groth16.params import G1_UNC, G2_UNC, Parameters, ParamsWriter, VerifyingKey
 from gpu.groth16.params_device import load_to_device
 from gpu.groth16.prover import permuted_h_bases
 from tests.gpu._circuits import random_circuit
@@ -101,6 +101,27 @@ def test_params_writer_checks_lengths(tmp_path: Path) -> None:
         w.section(1, G1)
         w.write(bytes(G1_UNC))
     assert path.read_bytes() == b"\0\0\0\1" + bytes(G1_UNC)
+
+
+def test_params_writer_digest_is_the_files(tmp_path: Path) -> None:
+    """The digest computed while writing (bytes and numpy chunks, several sections) equals hashlib's BLAKE2b-256
+    of the file read back; a failed write leaves no digest."""
+    import hashlib
+
+    path = tmp_path / "d.params"
+    rnd = np.random.default_rng(3)
+    with ParamsWriter(path) as w:
+        w.write(bytes(range(7)))
+        w.section(3, G1)
+        w.write(rnd.integers(0, 256, 2 * G1_UNC, dtype=np.uint8))
+        w.write(rnd.integers(0, 2**32, G1_UNC // 4, dtype=np.uint32).view(np.uint8))
+        w.section(1, G2)
+        w.write(bytes(G2_UNC))
+        assert w.blake2b is None  # not before the file is complete
+    assert w.blake2b == hashlib.blake2b(path.read_bytes(), digest_size=32).hexdigest()
+    with pytest.raises(ValueError), ParamsWriter(tmp_path / "e.params") as w2:
+        w2.section(1, G1)
+    assert w2.blake2b is None
 
 
 def _small_params(seed: int) -> Parameters:
