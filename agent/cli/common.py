@@ -87,6 +87,17 @@ def parse_miner(value: str, what: str = "--miner") -> int:
     return parse_u64(int(text), what)
 
 
+def sector_size_or_exit(value: str, what: str = "--sector-size") -> str:
+    """The sector size label (2KiB … 64GiB) of any spelling (``porep.prooftypes.parse_sector_size``: 2KiB,
+    lotus's 2K / 32G, bytes), or exit 2 in one line."""
+    from porep.prooftypes import parse_sector_size
+
+    try:
+        return parse_sector_size(value)
+    except ValueError as exc:
+        fail(f"{what} {exc}", EXIT_USAGE)
+
+
 def check_output_file(path: Path, force: bool, what: str = "--out") -> None:
     """Refuse, before any work, an output file that cannot be written or would silently be replaced."""
     if path.is_dir():

@@ -20,7 +20,7 @@ import secrets
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -317,23 +317,3 @@ def check(
         )
     if not report.ok:
         raise typer.Exit(EXIT_FAILURE)
-
-
-def update_r1cs(sector_size: str) -> tuple[Any, str]:
-    """The blank update circuit of one partition of ``sector_size`` (``params generate --update``) and
-    Filecoin's parameter file stem for it (snap.md §6.5); a bad size is one line and exit 2."""
-    from porep.snap.params import UPDATE_PROOF_TYPES
-    from porep.snap.partition import update_r1cs as r1cs_of
-
-    labels = [t.size_label for t in UPDATE_PROOF_TYPES]
-    pt = next((t for t in UPDATE_PROOF_TYPES if t.size_label.lower() == sector_size.strip().lower()), None)
-    if pt is None:
-        fail(f"--sector-size must be one of {', '.join(labels)}, got {sector_size[:40]!r}", EXIT_USAGE)
-    t = time.perf_counter()
-    system = r1cs_of(pt)
-    print(
-        f"synthesised the {pt.size_label} update circuit: {system.num_constraints:,} constraints, "
-        f"{system.num_aux:,} aux, {system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
-        file=sys.stderr,
-    )
-    return system, pt.param_stem

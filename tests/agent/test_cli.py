@@ -23,7 +23,7 @@ def test_help_lists_the_contract() -> None:
 
 def test_subgroups_list_their_commands() -> None:
     for group, cmds in {
-        "params": {"generate", "info"},
+        "params": {"generate", "info", "check"},
         "c1": {"make", "check"},
         "wallet": {"new", "import", "show"},
         "market-mock": {"serve"},
