@@ -18,8 +18,10 @@ from agent.cli.common import (
     Backend,
     BackendOption,
     ForceOption,
+    Interrupted,
     announce_compilation,
     fail,
+    interruptible,
     resolve_backend,
     sector_size_or_exit,
 )
@@ -58,8 +60,9 @@ def generate(
     the CPU; the file is streamed to disk as it is computed and is the same bytes either way."""
     if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
         fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
+    from agent.host import disk_free, gb
     from gpu.groth16.r1cs import R1CS
-    from gpu.groth16.setup import UnconstrainedVariable, generate_file
+    from gpu.groth16.setup import UnconstrainedVariable, estimate, generate_file
     from gpu.groth16.synthetic import SyntheticCircuit
     from gpu.placement import GpuError
 
@@ -102,6 +105,7 @@ def generate(
         except ValueError as exc:
             fail(str(exc), EXIT_USAGE)
         circuit = {"synthetic_constraints": synthetic_constraints, "public_inputs": public_inputs}
+    _check_resources(out, stem, estimate(system))  # the estimate, leftovers named; exit 2 if it cannot fit
     device = None
     if chosen is Backend.cuda:
         from gpu.device import devices
@@ -109,36 +113,77 @@ def generate(
         device = devices()[0]
     announce_compilation()
     out.mkdir(parents=True, exist_ok=True)
+    params_path, vk_path, meta_path = (out / f"{stem}{ext}" for ext in (".params", ".vk", ".meta.json"))
+    tmp = params_path.with_name(params_path.name + ".tmp")  # gpu.groth16.params.ParamsWriter's
+    complete = False
+    writing: list[str] = []  # the setup's stages that write the file (ParamsWriter's temporary file open)
+
     try:
-        with _setup_progress() as progress:
-            made = generate_file(
-                system,
-                out / f"{stem}.params",
-                backend=chosen,
-                device=device,
-                test_seed=test_seed,
-                progress=progress,
-            )
+        with interruptible():
+            with _setup_progress() as shown:
+
+                def progress(stage: str, done: float, total: float) -> None:
+                    if stage in ("h", "l", "a", "b_g1", "b_g2", "write") and not writing:
+                        writing.append(stage)
+                    shown(stage, done, total)
+
+                made = generate_file(
+                    system, params_path, backend=chosen, device=device, test_seed=test_seed,
+                    progress=progress,
+                )
+            writing.append("renamed")  # the new .params is in place: without its .vk it must go again
+            made.vk.write(vk_path)
+            meta = {
+                "circuit": circuit,
+                "toxic_waste": TEST_MODE_NOTE if test_seed is not None else SECURE_NOTE,
+                "test_mode": test_seed is not None,
+                "backend": str(chosen),
+                **made.sizes,
+            }
+            meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+            complete = True
     except UnconstrainedVariable as exc:
         fail(str(exc), EXIT_FAILURE)
     except GpuError as exc:
         fail(f"setup on the GPU failed: {exc}", EXIT_FAILURE)
-    vk, sizes = made.vk, made.sizes
-    vk.write(out / f"{stem}.vk")
-    meta = {
-        "circuit": circuit,
-        "toxic_waste": TEST_MODE_NOTE if test_seed is not None else SECURE_NOTE,
-        "test_mode": test_seed is not None,
-        "backend": str(chosen),
-        **sizes,
-    }
-    (out / f"{stem}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    except Interrupted as exc:
+        done = _cleanup(tmp, params_path, vk_path, meta_path, complete, writing)
+        fail(f"{exc.name}: stopped; {done}", 128 + exc.signum)
+    except OSError as exc:  # a full disk, an I/O error: one line, nothing partial left
+        free = disk_free(out)
+        fail(
+            f"writing the parameters in {out}: {exc.strerror or exc} ({gb(free)} free there); "
+            f"{_cleanup(tmp, params_path, vk_path, meta_path, complete, writing)}",
+            EXIT_FAILURE,
+        )
     # made here from points computed here: the prover need not re-check every point of it (agent.proving)
     from agent.config import cache_dir
     from agent.proving import CheckedParams
 
-    CheckedParams(cache_dir()).record(out / f"{stem}.params", made.blake2b)  # hashed as written
-    typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
+    CheckedParams(cache_dir()).record(params_path, made.blake2b)  # hashed as written
+    print(f"wrote {params_path} / .vk ({meta['toxic_waste']})", file=sys.stderr, flush=True)
+
+
+def _cleanup(tmp: Path, params: Path, vk: Path, meta: Path, complete: bool, reached: list[str]) -> str:
+    """After a failed or interrupted run: this run's partial files go, and a new .params without its .vk
+    and .meta.json (no parameter set; an older set replaced with --force stays until the new one is whole).
+    ``reached``: the writing stages begun (gpu.groth16.params.ParamsWriter removes its temporary file itself
+    on the way out), "renamed" once the new .params was in place. Says what was removed."""
+    removed = [tmp.name] if reached and "renamed" not in reached and not tmp.exists() else []
+    left: list[str] = []
+    ours = [tmp, vk.with_name(vk.name + ".tmp")]
+    if "renamed" in reached and not complete:
+        ours += [params, vk, meta]
+    for p in ours:
+        if p.exists():
+            try:
+                p.unlink()
+                removed.append(p.name)
+            except OSError:
+                left.append(str(p))
+    if left:
+        return f"could not remove {', '.join(left)}: remove by hand"
+    return f"removed the partial {', '.join(removed)}" if removed else "nothing was written"
 
 
 def _partition_r1cs(pt: Any) -> Any:
@@ -240,6 +285,47 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
         anchor = anchor.parent
     if not os.access(anchor, os.W_OK):
         fail(f"--out {out}: {anchor} is not writable", EXIT_USAGE)
+
+
+# temporary files of gpu.groth16.params.ParamsWriter, of its _atomic_write, of agent.proving.ensure_dev_params
+LEFTOVER_GLOBS = ("*.params.tmp", "*.vk.tmp", ".*.tmp-*")
+
+
+def _check_resources(out: Path, stem: str, est: Any) -> None:
+    """Before the setup: print what it will take (file size, memory), name files left over by earlier runs
+    that did not finish, and refuse (exit 2, one line) when the disk or the memory cannot hold it."""
+    from agent.host import disk_free, existing_anchor, gb, mem_available
+
+    own_tmp = out / f"{stem}.params.tmp"
+    reclaimed = 0
+    if out.is_dir():
+        for pattern in LEFTOVER_GLOBS:
+            for p in sorted(out.glob(pattern)):
+                size = p.stat().st_size
+                if p == own_tmp:
+                    reclaimed = size
+                    what = "it is replaced now"
+                else:
+                    what = f"remove it (rm {p}) unless another run is writing it"
+                print(f"psagent: {p} ({gb(size)}) is left over from an earlier run that did not finish; "
+                      f"{what}", file=sys.stderr, flush=True)
+    need = est.file_bytes + est.vk_bytes + (1 << 20)
+    free = disk_free(out) + reclaimed
+    avail = mem_available()
+    print(
+        f"psagent: the parameters take {gb(est.file_bytes)} on disk ({gb(free)} free in "
+        f"{existing_anchor(out)}) and about {gb(est.host_bytes)} of memory for the setup"
+        + (f" ({gb(avail)} available)" if avail is not None else ""),
+        file=sys.stderr, flush=True,
+    )
+    if need > free:
+        fail(f"--out {out}: the parameters need {gb(need)} on disk, {gb(free)} is free there", EXIT_USAGE)
+    if avail is not None and est.host_bytes > avail:
+        fail(
+            f"the setup needs about {gb(est.host_bytes)} of memory, {gb(avail)} is available (MemAvailable): "
+            "free memory or use a larger host",
+            EXIT_USAGE,
+        )
 
 
 def _scan(path: Path) -> dict[str, object]:

@@ -324,12 +324,17 @@ class ParamsWriter:
         self._q.put(None)
         self._thread.join()
         self._hasher.join()
-        try:
+        try:  # a full disk can surface here too (buffered bytes): the temporary file must still go
             if exc_type is None and self._err is None:
                 self._f.flush()
                 os.fsync(self._f.fileno())
+        except OSError as e:
+            self._err = e
         finally:
-            self._f.close()
+            try:
+                self._f.close()
+            except OSError as e:
+                self._err = self._err or e
         if exc_type is not None or self._err is not None:
             self.tmp.unlink(missing_ok=True)
             if exc_type is None and self._err is not None:
@@ -345,15 +350,21 @@ class ParamsWriter:
 
 
 def _atomic_write(path: Path, parts: Any) -> None:
+    """Write to ``<path>.tmp`` and rename; the temporary file is removed when anything fails (a full disk,
+    a signal turned into an exception)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        w: BinaryIO = f
-        for p in parts:
-            w.write(p)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            w: BinaryIO = f
+            for p in parts:
+                w.write(p)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 # ------------------------------------------------------------------------------------------- proofs

@@ -52,7 +52,7 @@ from gpu.curves import G1, G2
 from gpu.curves._host import Group
 from gpu.device import Device, place
 from gpu.groth16.fixed_base import MAX_WINDOW, FixedBase, best_window, windows
-from gpu.groth16.params import Parameters, ParamsWriter, VerifyingKey
+from gpu.groth16.params import G1_UNC, G2_UNC, VK_FIXED, Parameters, ParamsWriter, VerifyingKey
 from gpu.groth16.r1cs import R1CS
 from gpu.groth16.reference import ToxicWaste
 from gpu.ntt import Direction, Order, ntt
@@ -387,6 +387,35 @@ def generate_file(
     }
     assert w.blake2b is not None
     return GeneratedFile(vk, sizes, w.blake2b)
+
+
+class SetupEstimate(NamedTuple):
+    """What :func:`generate_file` will need, known before it starts (a 32GiB run writes ~47 GB for hours)."""
+
+    file_bytes: int  # the .params file: every section's count times its point size (exact)
+    vk_bytes: int
+    host_bytes: int  # peak host memory of the setup beyond the R1CS already held (its scalars)
+    sections: dict[str, int]
+
+
+FR_BYTES = 32  # one Fr scalar, (8,) uint32
+
+
+def estimate(r1cs: R1CS) -> SetupEstimate:
+    """The section counts from the circuit (h: domain - 1, l: aux, a: inputs + aux used by A, b: variables
+    used by B) times the point sizes, and the evaluation's peak of scalars: the tau powers and their
+    inverse NTT (2 x domain) with the three column sums (3 x variables) held at once."""
+    n = 1 << r1cs.domain_log
+    ni = r1cs.num_inputs
+    d = r1cs.density()
+    a = ni + int(d.a_aux.sum())
+    b = int(d.b_input.sum()) + int(d.b_aux.sum())
+    sections = {"h": n - 1, "l": r1cs.num_aux, "a": a, "b_g1": b, "b_g2": b}
+    vk = VK_FIXED + 4 + ni * G1_UNC
+    file = vk + 5 * 4 + (n - 1 + r1cs.num_aux + a + b) * G1_UNC + b * G2_UNC
+    chunk = min(CPU_WRITE_SLICE, max(sections.values()))  # points and their bytes, a few chunks in flight
+    host = FR_BYTES * (2 * n + 3 * r1cs.num_vars) + 8 * r1cs.num_vars + 4 * chunk * G2_UNC + (128 << 20)
+    return SetupEstimate(file, vk, host, sections)
 
 
 def describe(params: Parameters) -> dict[str, int]:
