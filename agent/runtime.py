@@ -149,10 +149,10 @@ def status_report(
     )
 
 
-def open_configured_store(settings: Settings) -> Store:
+def open_configured_store(settings: Settings, *, create: bool = True) -> Store:
     from agent.store import StoreError
 
     try:
-        return open_store(settings.store.url)
+        return open_store(settings.store.url, create=create)
     except StoreError as e:
         raise ConfigError(f"store.url: {e}") from None
