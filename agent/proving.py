@@ -489,10 +489,13 @@ class _DeviceSampler:
 
 def assignment_host_bytes(r1cs: Any, *, device_spmv: bool = False) -> int:
     """Host bytes one partition's assignment holds: the witness and, unless A·w, B·w, C·w are evaluated on
-    the device (``device_spmv``: a CUDA engine with PSAGENT_DEVICE_SPMV=1), those three (32 bytes per
-    value)."""
+    the device (``device_spmv``: a CUDA engine with PSAGENT_DEVICE_SPMV=1), those three
+    (``gpu.groth16.plan.assignment_host_bytes``)."""
+    from gpu.groth16 import plan
+
     rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
-    return 32 * (int(r1cs.num_inputs) + int(r1cs.num_aux) + (0 if device_spmv else 3 * rows))
+    sizes = plan.ProofSizes(0, int(r1cs.num_inputs), int(r1cs.num_aux), 0, 0, 0, rows=rows)
+    return plan.assignment_host_bytes(sizes, device_spmv=device_spmv)
 
 
 def _device_spmv_default() -> bool:
@@ -507,18 +510,45 @@ def resident_r1cs_bytes(r1cs: Any) -> int:
     coefficient table (32 bytes a row), each at least one element. Exact for interned (compact) matrices; a
     plain CSR is interned on upload, so its count is an upper bound (4-byte indices, one table row per
     entry)."""
-    total = 0
-    for mat in (r1cs.a, r1cs.b, r1cs.c):
-        nnz, rows = int(mat.nnz), int(mat.row_ptr.shape[0]) - 1
-        coeff = getattr(mat, "coeff", None)
-        if coeff is not None:
-            item = int(coeff.dtype.itemsize) if coeff.dtype in (np.uint8, np.uint16, np.uint32) else 4
-            table = int(mat.table.shape[0])
-        else:
-            item, table = 4, nnz
-        ptr = 4 if nnz < 1 << 32 else 8
-        total += max(rows + 1, 1) * ptr + max(nnz, 1) * (4 + item) + max(table, 1) * 32
-    return total
+    from gpu.groth16 import plan
+
+    rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
+    sizes = plan.ProofSizes(0, int(r1cs.num_inputs), int(r1cs.num_aux), 0, 0, 0, rows=rows,
+                            matrices=plan.matrix_sizes(r1cs))
+    return plan.resident_r1cs_bytes(sizes)
+
+
+def memory_plan_of(
+    pt: Any,
+    *,
+    update: bool,
+    cuda: bool,
+    device_spmv: bool,
+    params_to_device: bool = True,
+    cache: Path | None = None,
+) -> tuple[Any, list[Any]]:
+    """(``gpu.groth16.plan.ProofSizes``, the plan's stages) of one proof of ``pt`` (a seal proof type, or an
+    update one with ``update``), from the circuit template's counts: no matrix is tiled and nothing large is
+    allocated, so a 32GiB plan costs the template (recorded once, cached) and not the 7.5 GB R1CS. The same
+    formulas as admission (``device_bytes``, ``resident_bytes``, ``assignment_host_bytes``)."""
+    from agent.config import cache_dir
+    from gpu.groth16 import plan
+
+    cache = cache if cache is not None else cache_dir()
+    if update:
+        from porep.snap.partition import update_template
+
+        t = update_template(pt, cache)
+    else:
+        from porep.circuit.partition import partition_template
+
+        t = partition_template(pt, cache)
+    sizes = plan.ProofSizes.of_stats(
+        t.stats(), coeff_bytes=int(t.coeff[0].dtype.itemsize), table_rows=int(t.table.shape[0])
+    )
+    return sizes, plan.memory_plan(
+        sizes, device_spmv=device_spmv, cuda=cuda, params_to_device=params_to_device
+    )
 
 
 # -- the pipeline --------------------------------------------------------------------------------------------

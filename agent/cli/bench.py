@@ -277,41 +277,234 @@ def e2e(
     params_dir: Annotated[
         Path | None, typer.Option(help="Parameters directory (default $FIL_PROOFS_PARAMETER_CACHE).")
     ] = None,
+    miner: Annotated[
+        str | None, typer.Option(help="Miner of a bare C1 (with --sector: replica_id re-derived).")
+    ] = None,
+    sector: Annotated[int | None, typer.Option(help="Sector number of a bare C1 (with --miner).")] = None,
     warm_runs: Annotated[
         int, typer.Option("--warm-runs", min=0, help="Further proofs of the same C1 after the cold one.")
     ] = 0,
+    in_flight: Annotated[
+        int, typer.Option("--in-flight", min=1, help="Proofs in flight at once in the steady-state runs.")
+    ] = 2,
+    steady: Annotated[
+        int,
+        typer.Option(
+            "--steady", min=0, help="Steady state: this many more proofs, --in-flight at a time (throughput)."
+        ),
+    ] = 0,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Print the memory plan (host and device bytes per stage) first.")
+    ] = False,
+    plan_only: Annotated[bool, typer.Option("--plan-only", help="Print the memory plan and stop.")] = False,
+    export: Annotated[
+        Path | None,
+        typer.Option("--export", help="Write the vk, the public inputs and every verified proof here."),
+    ] = None,
+    jsonl: Annotated[
+        Path | None, typer.Option("--jsonl", help="Append each run's result as a JSON line when it ends.")
+    ] = None,
     json_flag: JsonFlag = False,
     json_out: JsonOut = None,
 ) -> None:
     """C1 to verified proof through the same pipeline as psagent prove and the agent: per-stage seconds
     summed over the partitions, host RSS peak and device-memory peak, cold (parameters, circuit and key loaded
-    by this run) then warm; fails unless every partition of every run verified."""
+    by this run) then warm, then a steady state with proofs in flight; fails unless every partition of every
+    run verified."""
     import json
 
-    from agent.admission import new_job_id
-    from agent.cli.common import EXIT_FAILURE, fail
-    from agent.cli.prove import load_work, make_pipeline, param_files, require_params, run_pipeline
+    from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, check_output_file, fail
+    from agent.cli.prove import load_work, make_pipeline, param_files, public_inputs, require_params
 
     _check_json_out(json_out)
-    work = load_work(c1, None, None)
-    params_path, _ = param_files(work.c1, params_dir)
+    if jsonl is not None:
+        check_output_file(jsonl, force=True, what="--jsonl")
+    if export is not None and export.exists() and not export.is_dir():
+        fail(f"--export {export} exists and is not a directory", EXIT_USAGE)
+    work = load_work(c1, miner, sector)
+    params_path, vk_path = param_files(work.c1, params_dir)
+    if plan or plan_only:
+        _print_plan(work, params_path, backend)
+        if plan_only:
+            return
     require_params(params_path, work)
     pipeline = make_pipeline(params_path.parent, backend, update=work.snap is not None)
-    rows = []
-    for i in range(1 + warm_runs):
-        result = run_pipeline(pipeline, work, job_id=new_job_id("bench-e2e"), live=False)
-        row = {"run": "cold" if i == 0 else f"warm{i}", **result.as_json()}
-        row.pop("per_partition")
-        rows.append(row)
-        if not json_flag:
-            typer.echo(_e2e_human(row))
+    inputs = public_inputs(work)
+    if export is not None:
+        _export_start(export, vk_path, work, inputs)
+    try:
+        rows = run_e2e(
+            pipeline, work.c1, inputs, warm_runs=warm_runs, steady=steady, in_flight=in_flight, export=export,
+            jsonl=jsonl, echo=None if json_flag else typer.echo,
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc).splitlines()[0], EXIT_USAGE)
     out = {"c1": str(c1), "runs": rows}
     if json_out is not None:
         json_out.write_text(json.dumps(out, indent=1) + "\n")
     if json_flag:
         typer.echo(json.dumps(out))
-    if any(r["verified"].split("/")[0] != r["verified"].split("/")[1] for r in rows):
+    if any(r.get("verified", "0/1").split("/")[0] != r.get("verified", "0/1").split("/")[1] for r in rows
+           if "verified" in r):
         fail("a partition did not verify", EXIT_FAILURE)
+
+
+def run_e2e(
+    pipeline: Any,
+    item: Any,
+    inputs: list[list[int]],
+    *,
+    warm_runs: int = 0,
+    steady: int = 0,
+    in_flight: int = 2,
+    export: Path | None = None,
+    jsonl: Path | None = None,
+    echo: Any = None,
+) -> list[dict[str, Any]]:
+    """The runs of ``bench e2e`` on a pipeline: cold, ``warm_runs`` warm, then ``steady`` more with
+    ``in_flight`` at a time and a throughput row. Each run's row goes to ``jsonl`` (with its per-partition
+    stages) as soon as it ends, and its proof to ``export`` when every partition verified."""
+    import json
+
+    from agent.admission import new_job_id
+
+    rows: list[dict[str, Any]] = []
+
+    def record(row: dict[str, Any], result: Any) -> None:
+        if jsonl is not None:  # per-partition stages kept here, left out of the summary
+            with open(jsonl, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        row.pop("per_partition", None)
+        rows.append(row)
+        if export is not None and result.ok:
+            (export / f"proof-{row['run']}.bin").write_bytes(result.proof)
+        if echo is not None:
+            echo(_e2e_human(row) if "proof_type" in row else json.dumps(row))
+
+    for i in range(1 + warm_runs):
+        result = pipeline.prove(item, inputs, job_id=new_job_id("bench-e2e"))
+        record({"run": "cold" if i == 0 else f"warm{i}", **result.as_json()}, result)
+    if steady:
+        _steady(pipeline, item, inputs, in_flight, steady, record)
+    return rows
+
+
+def _steady(pipeline: Any, item: Any, inputs: Any, k: int, count: int, record: Any) -> None:
+    """``count`` proofs of the same item, ``k`` at a time on the one pipeline (its engine serialises the
+    device work; the synthesis of one proof overlaps the device work of another): throughput and per-proof
+    wall."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent.admission import new_job_id
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(k, thread_name_prefix="bench-steady") as pool:
+        futs = [
+            pool.submit(lambda: pipeline.prove(item, inputs, job_id=new_job_id("bench-steady")))
+            for _ in range(count)
+        ]
+        results = []
+        for i, fut in enumerate(futs):
+            res = fut.result()
+            results.append(res)
+            record({"run": f"steady{i + 1}", "in_flight": k, **res.as_json()}, res)
+    wall = time.perf_counter() - t0
+    ok = sum(r.ok for r in results)
+    summary = {
+        "run": "steady",
+        "in_flight": k,
+        "proofs": count,
+        "verified_proofs": ok,
+        "wall_s": round(wall, 3),
+        "s_per_proof": round(wall / count, 3),
+        "proofs_per_hour": round(3600 * count / wall, 1),
+    }
+    record(summary, _NoResult())
+
+
+class _NoResult:
+    ok = False
+
+
+def _export_start(export: Path, vk_path: Path, work: Any, inputs: list[list[int]]) -> None:
+    """The verifying key (bytes as on disk), every partition's public inputs (decimal strings, computed
+    without the circuit) and what they are for: enough for an independent check
+    (benchmarks/verify_export.py)."""
+    import json
+    import shutil
+
+    export.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(vk_path, export / "vk")
+    meta = {
+        "proof_type": work.c1.proof_type.name,
+        "partitions": len(inputs),
+        "miner": work.miner,
+        "sector": work.sector,
+        "snap": work.snap is not None,
+    }
+    (export / "inputs.json").write_text(json.dumps([[str(x) for x in xs] for xs in inputs]) + "\n")
+    (export / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+
+
+def _print_plan(work: Any, params_path: Path, backend: Backend) -> None:
+    """The memory plan of one proof of ``work`` (gpu.groth16.plan, the formulas admission reserves by), from
+    the circuit's template counts (no matrix is tiled, nothing large allocated), checked against the
+    parameter file's section lengths when the file exists; the device's and host's totals beside it."""
+    import os
+
+    from agent.cli.common import resolve_backend
+    from agent.proving import memory_plan_of
+    from gpu.groth16.plan import plan_totals
+
+    chosen = resolve_backend(backend)
+    cuda = chosen is Backend.cuda
+    from agent.proving import params_to_device_default
+    from gpu.groth16.prover import device_spmv_default
+
+    spmv = cuda and device_spmv_default()
+    to_device = cuda and params_to_device_default()
+    sizes, stages = memory_plan_of(
+        work.c1.proof_type, update=work.snap is not None, cuda=cuda, device_spmv=spmv,
+        params_to_device=to_device,
+    )
+    if params_path.is_file():
+        from agent.cli.params import _scan
+
+        info = _scan(params_path)
+        want = {"h": sizes.n - 1, "l": sizes.num_aux, "a": sizes.n_a, "b_g1": sizes.n_b, "b_g2": sizes.n_b}
+        got = {k: info.get(k) for k in want}
+        if got != want:
+            from agent.cli.common import EXIT_USAGE, fail
+
+            fail(f"{params_path.name}: sections {got} do not fit the circuit's {want}", EXIT_USAGE)
+    gb = 1e9
+    typer.echo(
+        f"memory plan: {work.c1.proof_type.name}, {len(work.c1.vanilla_proofs)} partition(s), "
+        f"domain 2^{sizes.logn}, "
+        f"{sizes.num_inputs} inputs, {sizes.num_aux:,} aux, A {sizes.n_a:,} / B {sizes.n_b:,} query points, "
+        f"backend {chosen.value}, device SpMV {'on' if spmv else 'off'}, "
+        f"parameters {'decoded on the device' if to_device else 'on the host'}"
+        + (" (parameter file sections match)" if params_path.is_file() else "")
+    )
+    typer.echo(f"  {'stage':<40} {'host GB':>9} {'device GB':>10}  note")
+    for st in stages:
+        typer.echo(f"  {st.name:<40} {st.host / gb:9.2f} {st.device / gb:10.2f}  {st.note}")
+    host, dev = plan_totals(stages)
+    typer.echo(f"  {'peak (all held at once)':<40} {host / gb:9.2f} {dev / gb:10.2f}")
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        typer.echo(f"  host memory here: {mem / gb:.1f} GB")
+    except (ValueError, OSError):
+        pass
+    if cuda:
+        from gpu.device import devices
+
+        d = devices()[0]
+        total = d.total_memory()
+        if total:
+            verdict = "fits" if dev <= total else "DOES NOT FIT"
+            typer.echo(f"  device {d.index} ({d.name}): {total / gb:.1f} GB: the plan {verdict}")
 
 
 def _e2e_human(row: dict[str, Any]) -> str:

@@ -302,7 +302,7 @@ class ParamsWriter:
 
     def _digest(self) -> None:
         while (item := self._hq.get()) is not None:
-            self._hash.update(memoryview(item).cast("B") if isinstance(item, np.ndarray) else item)
+            self._hash.update(item.data.cast("B") if isinstance(item, np.ndarray) else item)
 
     def write(self, data: bytes | memoryview | np.ndarray) -> None:
         if self._err is not None:

@@ -51,6 +51,7 @@ from gpu.transfer import PinnedPool, Staging, pinned_copy
 
 if TYPE_CHECKING:
     from gpu.groth16.params_device import DeviceParameters
+    from gpu.groth16.plan import ProofSizes
     from gpu.groth16.spmv_cuda import DeviceR1CS
 
 DEVICE_SPMV_ENV = "PSAGENT_DEVICE_SPMV"
@@ -360,6 +361,20 @@ class ProvingKey:
                 self.d_b_idx = cuda.to_device(b_full)
         return kw
 
+    @property
+    def sizes(self) -> ProofSizes:
+        """The counts the byte accounting reads (``gpu.groth16.plan``), from this key's density."""
+        from gpu.groth16.plan import ProofSizes
+
+        return ProofSizes(
+            logn=self.logn,
+            num_inputs=self.num_inputs,
+            num_aux=self.num_aux,
+            a_aux=int(self.a_aux_idx.shape[0]),
+            b_input=int(self.b_inp_idx.shape[0]),
+            b_aux=int(self.b_aux_idx.shape[0]),
+        )
+
     def device_r1cs(self, r1cs: R1CS, t: dict[str, float] | None = None) -> DeviceR1CS:
         """``r1cs`` resident on this key's device, uploaded on first use and kept (one system per key: a
         different R1CS object replaces it); ``t['upload_r1cs']`` gets the upload's seconds when one ran."""
@@ -609,20 +624,21 @@ def _msms_cuda_batch(
     return outs
 
 
-def device_bytes(pk: ProvingKey, circuits: int = 1) -> int:
-    """Device bytes one prove() call of ``circuits`` circuits needs beyond the key's resident bases: one
-    circuit's MSM working buffers (the H step's (3, n, 8) buffer, sorted entries at ~12 windows, 8 bytes
-    each) plus, per circuit of a batch, h, the witness and the gathered A/B scalars (32 bytes per element).
-    What the agent reserves before it hands the job over."""
-    working, per_circuit = _batch_bytes(pk)
-    return working + circuits * per_circuit
+def device_bytes(pk: ProvingKey, circuits: int = 1, *, device_spmv: bool | None = None) -> int:
+    """Device bytes one prove() call of ``circuits`` circuits needs beyond the key's resident bases
+    (``gpu.groth16.plan.proof_device_bytes``: the H step's buffer, the MSM's sorted entries, with the device
+    SpMV its scratch, and per circuit h, the witness and the A/B scalars). What the agent reserves before it
+    hands the job over. ``device_spmv`` None: ``device_spmv_default()``."""
+    from gpu.groth16 import plan
+
+    spmv = device_spmv_default() if device_spmv is None else device_spmv
+    return plan.proof_device_bytes(pk.sizes, circuits, device_spmv=spmv)
 
 
 def _batch_bytes(pk: ProvingKey) -> tuple[int, int]:
-    n = 1 << pk.logn
-    per_circuit = 32 * (n + pk.num_inputs + pk.num_aux + pk.a_aux_idx.shape[0] + pk.b_aux_idx.shape[0])
-    working = 3 * n * 32 + 12 * 8 * n
-    return working, per_circuit
+    from gpu.groth16 import plan
+
+    return plan.proof_device_working_bytes(pk.sizes), plan.proof_device_per_circuit_bytes(pk.sizes)
 
 
 def _group_size(pk: ProvingKey, nc: int, memory_bytes: int | None = None) -> int:

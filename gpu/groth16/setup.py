@@ -338,9 +338,9 @@ def generate_file(
 ) -> GeneratedFile:
     """Parameters for ``r1cs`` streamed into ``params_path`` (bellperson layout, atomic) as they are computed,
     on the CPU or on the GPU (``backend="cuda"`` with a named device: fixed-base products by
-    gpu.groth16.fixed_base_cuda, and the evaluation's inverse NTT); the file is byte-identical either way for the
-    same toxic waste. Returns the verifying key, the section sizes (``describe``) and the file's digest. The
-    host holds the scalars and a few chunks of bytes, never the points."""
+    gpu.groth16.fixed_base_cuda, and the evaluation's inverse NTT); the file is byte-identical either way for
+    the same toxic waste. Returns the verifying key, the section sizes (``describe``) and the file's digest.
+    The host holds the scalars and a few chunks of bytes, never the points."""
     chosen, dev = place(backend, device)
     tw = _toxic_of(test_seed, _toxic)
     timings = timings if timings is not None else {}

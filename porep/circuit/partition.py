@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from gpu.groth16.r1cs import R1CS
-from porep.circuit.pce import partition_pce
+from porep.circuit.pce import PartitionTemplate, cached_template, partition_pce, record
 from porep.circuit.stacked import CircuitShape
 
 
@@ -26,6 +26,13 @@ def partition_r1cs(pt: object, cache_dir: str | os.PathLike[str] | None = None) 
     ``agent.config.cache_dir()``) keeps the recorded template under ``cache_dir/pce``; without it the
     template is recorded afresh."""
     return partition_pce(CircuitShape.for_proof_type(pt), cache_dir)
+
+
+def partition_template(pt: object, cache_dir: str | os.PathLike[str] | None = None) -> PartitionTemplate:
+    """The recorded header + one challenge of ``pt``'s partition (cached like ``partition_r1cs``'s): its
+    ``stats()`` give the partition's counts without tiling the matrices (a memory plan of a 32GiB proof)."""
+    shape = CircuitShape.for_proof_type(pt)
+    return cached_template(shape, cache_dir) if cache_dir is not None else record(shape)
 
 
 def partition_assignment(

@@ -32,6 +32,15 @@ def update_r1cs(pt: UpdateProofType | int | str, cache_dir: str | os.PathLike[st
     return update_pce(pt if isinstance(pt, UpdateProofType) else update_proof_type(pt), cache_dir)
 
 
+def update_template(pt: UpdateProofType | int | str, cache_dir: str | os.PathLike[str] | None = None) -> Any:
+    """The recorded header + one challenge of the update circuit (``porep.circuit.pce.PartitionTemplate``,
+    cached like ``update_r1cs``'s): its ``stats()`` give the counts without tiling."""
+    from porep.snap.pce import cached_template, record
+
+    upt = pt if isinstance(pt, UpdateProofType) else update_proof_type(pt)
+    return cached_template(upt, cache_dir) if cache_dir is not None else record(upt)
+
+
 def _request(work: object) -> SnapRequest:
     """The Snap request of a market ``ProofData`` (its ``snap``), or the request itself."""
     snap = getattr(work, "snap", None)

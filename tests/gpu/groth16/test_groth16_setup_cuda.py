@@ -104,8 +104,8 @@ def test_params_writer_checks_lengths(tmp_path: Path) -> None:
 
 
 def test_params_writer_digest_is_the_files(tmp_path: Path) -> None:
-    """The digest computed while writing (bytes and numpy chunks, several sections) equals hashlib's BLAKE2b-256
-    of the file read back; a failed write leaves no digest."""
+    """The digest computed while writing (bytes and numpy chunks, several sections) equals hashlib's
+    BLAKE2b-256 of the file read back; a failed write leaves no digest."""
     import hashlib
 
     path = tmp_path / "d.params"
