@@ -61,6 +61,7 @@ def generate(
     if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
         fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
     from agent.host import disk_free, gb
+    from gpu.groth16 import plan
     from gpu.groth16.r1cs import R1CS
     from gpu.groth16.setup import UnconstrainedVariable, estimate, generate_file
     from gpu.groth16.synthetic import SyntheticCircuit
@@ -86,6 +87,9 @@ def generate(
         stem = name or f"synthetic-{synthetic_constraints}-{public_inputs}"
     _check_outputs(out, stem, force)
     chosen = resolve_backend(backend)  # --backend cuda without a GPU: exit 2 before the circuit is built
+    if pt is not None:  # disk and memory from the circuit template's counts, before the circuit is built
+        sizes = _template_sizes(pt, update)
+        _check_resources(out, stem, estimate(sizes), circuit_bytes=plan.compact_r1cs_host_bytes(sizes))
     if pt is not None and update:
         system = _update_r1cs(pt)
         circuit: dict[str, object] = {"update_sector_size": pt.size_label}
@@ -105,7 +109,8 @@ def generate(
         except ValueError as exc:
             fail(str(exc), EXIT_USAGE)
         circuit = {"synthetic_constraints": synthetic_constraints, "public_inputs": public_inputs}
-    _check_resources(out, stem, estimate(system))  # the estimate, leftovers named; exit 2 if it cannot fit
+    if pt is None:  # the circuit is in memory already: its counts
+        _check_resources(out, stem, estimate(plan.ProofSizes.of_r1cs(system)))
     device = None
     if chosen is Backend.cuda:
         from gpu.device import devices
@@ -291,9 +296,28 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
 LEFTOVER_GLOBS = ("*.params.tmp", "*.vk.tmp", ".*.tmp-*")
 
 
-def _check_resources(out: Path, stem: str, est: Any) -> None:
+def _template_sizes(pt: Any, update: bool) -> Any:
+    """``gpu.groth16.plan.ProofSizes`` of ``pt``'s partition from its circuit template (recorded once and
+    cached: seconds), without building the circuit (a 32GiB one is 7.5 GB)."""
+    from agent.config import cache_dir
+    from gpu.groth16 import plan
+
+    if update:
+        from porep.snap.partition import update_template
+
+        t = update_template(pt, cache_dir())
+    else:
+        from porep.circuit.partition import partition_template
+
+        t = partition_template(pt, cache_dir())
+    coeff = int(t.coeff[0].dtype.itemsize)
+    return plan.ProofSizes.of_stats(t.stats(), coeff_bytes=coeff, table_rows=int(t.table.shape[0]))
+
+
+def _check_resources(out: Path, stem: str, est: Any, *, circuit_bytes: int = 0) -> None:
     """Before the setup: print what it will take (file size, memory), name files left over by earlier runs
-    that did not finish, and refuse (exit 2, one line) when the disk or the memory cannot hold it."""
+    that did not finish, and refuse (exit 2, one line) when the disk or the memory cannot hold it.
+    ``circuit_bytes``: the circuit still to be built (held through the setup)."""
     from agent.host import disk_free, existing_anchor, gb, mem_available
 
     own_tmp = out / f"{stem}.params.tmp"
@@ -311,18 +335,20 @@ def _check_resources(out: Path, stem: str, est: Any) -> None:
                       f"{what}", file=sys.stderr, flush=True)
     need = est.file_bytes + est.vk_bytes + (1 << 20)
     free = disk_free(out) + reclaimed
+    memory = est.host_bytes + circuit_bytes
     avail = mem_available()
     print(
         f"psagent: the parameters take {gb(est.file_bytes)} on disk ({gb(free)} free in "
-        f"{existing_anchor(out)}) and about {gb(est.host_bytes)} of memory for the setup"
+        f"{existing_anchor(out)}) and about {gb(memory)} of memory for the "
+        + ("circuit and the setup" if circuit_bytes else "setup")
         + (f" ({gb(avail)} available)" if avail is not None else ""),
         file=sys.stderr, flush=True,
     )
     if need > free:
         fail(f"--out {out}: the parameters need {gb(need)} on disk, {gb(free)} is free there", EXIT_USAGE)
-    if avail is not None and est.host_bytes > avail:
+    if avail is not None and memory > avail:
         fail(
-            f"the setup needs about {gb(est.host_bytes)} of memory, {gb(avail)} is available (MemAvailable): "
+            f"the setup needs about {gb(memory)} of memory, {gb(avail)} is available (MemAvailable): "
             "free memory or use a larger host",
             EXIT_USAGE,
         )

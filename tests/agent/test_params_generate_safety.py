@@ -38,13 +38,14 @@ def test_the_estimate_is_the_file_and_a_short_disk_or_memory_is_refused_before_w
 ) -> None:
     import agent.host
     import gpu.groth16.setup as setup
+    from gpu.groth16.plan import ProofSizes
     from gpu.groth16.setup import estimate
     from gpu.groth16.synthetic import SyntheticCircuit
 
     def never(*_: Any, **__: Any) -> None:
         raise AssertionError("the setup started although it could not fit")
 
-    est = estimate(SyntheticCircuit(4096, 2).r1cs())
+    est = estimate(ProofSizes.of_r1cs(SyntheticCircuit(4096, 2).r1cs()))
     out = tmp_path / "out"
     out.mkdir()
     (out / f"{STEM}.params.tmp").write_bytes(bytes(1000))  # this run's own leftover: replaced
@@ -167,3 +168,26 @@ def test_a_signal_removes_the_partial_file_and_says_so_in_one_line(tmp_path: Pat
     assert lines[-1] == f"psagent: {name}: stopped; removed the partial {STEM}.params.tmp", stderr
     assert "Traceback" not in stderr and stdout == ""
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_sector_size_is_estimated_from_its_template_before_the_circuit_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--sector-size: the counts come from the circuit template (recorded once, cached), so a host without
+    the memory for the circuit and the setup is told so before the circuit is tiled."""
+    import agent.cli.params as params_cli
+    import agent.host
+
+    def built(*_: object) -> None:
+        raise AssertionError("the circuit was built before the resources were checked")
+
+    monkeypatch.setattr(params_cli, "_partition_r1cs", built)
+    monkeypatch.setattr(agent.host, "mem_available", lambda: 50 << 20)
+    res = runner.invoke(app, ["params", "generate", "--sector-size", "2K", "--backend", "cpu",
+                              "--out", str(tmp_path / "out")])
+    assert res.exit_code == EXIT_USAGE, res.output
+    lines = _lines(res.output)
+    assert "1.1 GB on disk" in lines[-2]
+    assert "memory for the circuit and the setup (52.4 MB available)" in lines[-2]
+    assert lines[-1].startswith("psagent: the setup needs about 1.6 GB of memory, 52.4 MB is available")
