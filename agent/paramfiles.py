@@ -59,7 +59,8 @@ def fetch_hint(size_label: str, directory: Path, *, update: bool = False) -> str
             "--params-dir there"
         )
     return (
-        f"make a development one with: psagent params generate --sector-size {size_label}"
+        f"official: FIL_PROOFS_PARAMETER_CACHE={directory} lotus fetch-params {size_label}; or make a "
+        f"development one with: psagent params generate --sector-size {size_label}"
         f"{' --update' if update else ''} --out {directory}"
     )
 

@@ -8,7 +8,9 @@ from typer.testing import CliRunner
 from agent.cli import EXIT_NOT_IMPLEMENTED, EXIT_USAGE, app
 
 runner = CliRunner()
-CONTRACT = ["run", "prove", "verify", "params", "seal", "c1", "market-mock", "wallet", "status", "bench"]
+CONTRACT = [
+    "run", "prove", "verify", "params", "seal", "c1", "market-mock", "wallet", "status", "bench", "doctor"
+]
 
 
 def _commands(help_text: str) -> set[str]:
