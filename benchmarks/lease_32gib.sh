@@ -9,6 +9,12 @@
 # A device call lasts at most 10 minutes, the driver as long as its steps: `start` in the first call, then `poll`
 # in each following call while the machine stays warm (the driver and its files survive between calls).
 # Rehearsal on a CPU machine: SIZE=2KiB BACKEND=cpu WARM=1 STEADY=2 bash benchmarks/lease_32gib.sh start
+# KIND=snap (P22): the same run for a SnapDeals update request (`psagent snap synth`, `params generate --update`);
+# the path check (p2k, paths) is PoRep's and is skipped. Beside a PoRep run in the same hold (the two 32GiB
+# files do not fit the disk together): remove its parameters, then
+#   KIND=snap W=/tmp/psagent-snap NUMBA_DIR=/tmp/psagent-lease/numba SITE=/tmp/psagent-lease/site \
+#       bash benchmarks/lease_32gib.sh start
+# (NUMBA_DIR: the kernels the PoRep run compiled; SITE: the wheels it installed).
 #
 # Steps (STEPS to choose; default: all that apply to BACKEND):
 #   env     machine, versions, disk and memory
@@ -30,25 +36,27 @@
 set -uo pipefail
 MODE=${1:-start}
 SIZE=${SIZE:-32GiB}
+KIND=${KIND:-porep}
 BACKEND=${BACKEND:-cuda}
 WARM=${WARM:-3}
 STEADY=${STEADY:-2}
 INFLIGHT=${INFLIGHT:-2}
 POLL_S=${POLL_S:-540}
 W=${W:-/tmp/psagent-lease}
-REPO=$(cd "$(dirname "$0")/.." && pwd)
+SITE=${SITE:-$W/site}  # where the carried wheels are installed
+REPO=${REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 OUTD=${OUT:-$W/out}
 T=$(printf '02%.0s' {1..32})
 S=$(printf '03%.0s' {1..32})
 
 environment() {
-    if [[ -d $REPO/.whl ]] && ls "$REPO"/.whl/*.whl >/dev/null 2>&1; then
-        export PYTHONPATH=$W/site:$REPO${PYTHONPATH:+:$PYTHONPATH}
+    if [[ -d $SITE ]]; then
+        export PYTHONPATH=$SITE:$REPO${PYTHONPATH:+:$PYTHONPATH}
     else
         export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH}
     fi
     export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
-    export PSAGENT_CACHE_DIR=$W/cache PSAGENT_NUMBA_CACHE=1 NUMBA_CACHE_DIR=$W/numba
+    export PSAGENT_CACHE_DIR=$W/cache PSAGENT_NUMBA_CACHE=1 NUMBA_CACHE_DIR=${NUMBA_DIR:-$W/numba}
     if [[ $BACKEND == cuda ]]; then
         export PSAGENT_REAL_CUDA=1
         unset NUMBA_ENABLE_CUDASIM
@@ -92,9 +100,11 @@ drive() {
     environment
     TIMEV=(); [[ -x /usr/bin/time ]] && TIMEV=(/usr/bin/time -v)
     local default="env c1 prep plan params e2e verify"
-    [[ $BACKEND == cuda ]] && default="env c1 prep p2k paths plan params e2e verify"
+    [[ $BACKEND == cuda && $KIND == porep ]] && default="env c1 prep p2k paths plan params e2e verify"
     STEPS=${STEPS:-$default}
-    note "driver: SIZE=$SIZE BACKEND=$BACKEND STEPS='$STEPS' WARM=$WARM STEADY=$STEADY INFLIGHT=$INFLIGHT"
+    note "driver: KIND=$KIND SIZE=$SIZE BACKEND=$BACKEND STEPS='$STEPS' WARM=$WARM STEADY=$STEADY INFLIGHT=$INFLIGHT"
+    local update=() sector=(--miner 1000 --sector 1)
+    [[ $KIND == snap ]] && update=(--update) && sector=()
     local pt="StackedDrg${SIZE}V1_1"
     export PSAGENT_DEVICE_SPMV=${PSAGENT_DEVICE_SPMV:-1} PSAGENT_PARAMS_TO_DEVICE=${PSAGENT_PARAMS_TO_DEVICE:-1}
     [[ $BACKEND == cpu ]] && export PSAGENT_DEVICE_SPMV=0 PSAGENT_PARAMS_TO_DEVICE=0
@@ -104,10 +114,22 @@ drive() {
 print('numpy', numpy.__version__, 'numba', numba.__version__)"; "$PY" -c "import numba_cuda; \
 print('numba-cuda', numba_cuda.__version__)" 2>&1 | tail -1; nproc; free -g; df -h "$W"; \
 git -C "$REPO" log --oneline -1 2>/dev/null; } >"$W/env.log" 2>&1
-        result env 0 0 "\"disk_free_gb\": $(df -B1G --output=avail "$W" | tail -1 | tr -d ' ')"
+        # the disk's write rate decides where a 47 GB file goes: a slow disk would make the setup wait on it
+        local t0=$SECONDS
+        dd if=/dev/zero of="$W/ddtest" bs=1M count=1024 conv=fdatasync 2>"$W/dd.log"
+        rm -f "$W/ddtest"
+        local ddrate; ddrate=$(grep -o '[0-9.]* [GM]B/s' "$W/dd.log" | tail -1)
+        result env 0 $((SECONDS - t0)) "\"disk_free_gb\": $(df -B1G --output=avail "$W" | tail -1 | tr -d ' '), \
+\"disk_write\": \"$ddrate\", \"shm_free_gb\": $(df -B1G --output=avail /dev/shm 2>/dev/null | tail -1 | tr -d ' ')"
         cat "$W/env.log" >>"$W/summary.log"
+        note "disk write (1 GiB, fdatasync): $ddrate"
+        DISK_MBS=$(echo "$ddrate" | awk '{v=$1; if ($2 == "GB/s") v *= 1000; printf "%d", v}')
     fi
-    if has c1; then
+    DISK_MBS=${DISK_MBS:-0}
+    if has c1 && [[ $KIND == snap ]]; then
+        step c1 300 "${PSAGENT[@]}" snap synth --sector-size "$SIZE" --miner 1000 --sector 1 --seed 3 \
+            --out "$W/c1.json" --no-progress || { note "no Snap request: stopping"; return 1; }
+    elif has c1; then
         step c1 300 "${PSAGENT[@]}" c1 synth --registered-proof "$pt" --miner 1000 --sector 1 --ticket "$T" --seed "$S" \
             --out "$W/c1.json" --no-progress || { note "no C1: stopping"; return 1; }
         if has paths && [[ $SIZE != 2KiB ]]; then
@@ -123,6 +145,7 @@ git -C "$REPO" log --oneline -1 2>/dev/null; } >"$W/env.log" 2>&1
           rc=$?; result prep $rc $((SECONDS - t0)) "\"rss_gib\": \"$(peak_rss prep)\""
           # the witness programs of the size, compiled and cached once (the first partition of a process
           # otherwise records them: ~65 CPU-s at 32GiB)
+          [[ $KIND == snap ]] && exit 0
           t0=$SECONDS; timeout 600 "$PY" -c "import sys, time; from porep.c1 import SealCommitPhase1Output as C; \
 from porep.circuit.partition import partition_assignment as pa; c1 = C.from_json(open(sys.argv[1], 'rb').read()); \
 t = time.perf_counter(); pa(c1, 0, cache_dir=sys.argv[2]); print(f'witness 0: {time.perf_counter() - t:.1f} s')" \
@@ -164,34 +187,50 @@ EOF
         step plan 300 "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" --backend "$BACKEND" --plan-only
     fi
     if has params; then
-        local need=$("$PY" - "$SIZE" 2>>"$W/summary.log" <<'EOF'
+        local need=$("$PY" - "$SIZE" "$KIND" 2>>"$W/summary.log" <<'EOF'
 import sys
 from agent.proving import memory_plan_of
 from gpu.groth16.plan import params_file_bytes
-from porep.prooftypes import proof_type
-sizes, _ = memory_plan_of(proof_type(f"StackedDrg{sys.argv[1]}V1_1"), update=False, cuda=False, device_spmv=False)
+if sys.argv[2] == "snap":
+    from porep.snap.params import update_proof_type
+    pt = update_proof_type(f"StackedDrg{sys.argv[1]}V1")
+else:
+    from porep.prooftypes import proof_type
+    pt = proof_type(f"StackedDrg{sys.argv[1]}V1_1")
+sizes, _ = memory_plan_of(pt, update=sys.argv[2] == "snap", cuda=False, device_spmv=False)
 print(params_file_bytes(sizes))
 EOF
 )
-        local free; free=$(df -B1 --output=avail "$W" | tail -1 | tr -d ' ')
-        note "params: the $SIZE file needs ${need} bytes, ${free} free under $W"
+        if [[ -z ${PARAMS_DIR:-} ]]; then  # the disk unless it is short of room or slow and memory can hold it
+            local dfree sfree; dfree=$(df -B1 --output=avail "$W" | tail -1 | tr -d ' ')
+            sfree=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1 | tr -d ' '); sfree=${sfree:-0}
+            PARAMS_DIR=$W/params
+            if (( (dfree < need + 3000000000 || (DISK_MBS > 0 && DISK_MBS < 700)) && sfree > need + 4000000000 )); then
+                PARAMS_DIR=/dev/shm/psagent-params
+                note "params: into memory (/dev/shm): disk ${dfree} bytes free at ${DISK_MBS} MB/s"
+            fi
+        fi
+        mkdir -p "$PARAMS_DIR"
+        local free; free=$(df -B1 --output=avail "$PARAMS_DIR" | tail -1 | tr -d ' ')
+        note "params: the $SIZE file needs ${need} bytes, ${free} free under $PARAMS_DIR"
         if [[ -n $need && $need -gt 0 && $free -lt $((need + 2000000000)) ]]; then
             result params 1 0 "\"why\": \"disk: need $need, free $free\""
             note "params: not enough disk: stopping"; return 1
         fi
-        step params 1500 "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size "$SIZE" --backend "$BACKEND" \
-            --test-seed 7 --out "$W/params" || { note "params failed: stopping"; return 1; }
-        result params_file 0 0 "\"bytes\": $(stat -c %s "$W"/params/*.params), \"rss_gib\": \"$(peak_rss params)\""
+        step params 1500 "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size "$SIZE" "${update[@]}" \
+            --backend "$BACKEND" --test-seed 7 --out "$PARAMS_DIR" || { note "params failed: stopping"; return 1; }
+        result params_file 0 0 "\"bytes\": $(stat -c %s "$PARAMS_DIR"/*.params), \"rss_gib\": \"$(peak_rss params)\""
     fi
     if has e2e && [[ $SIZE == 32GiB || $SIZE == 64GiB ]] && [[ $BACKEND == cuda && $PSAGENT_PARAMS_TO_DEVICE != 1 ]]; then
         note "e2e: skipped: without the device parameter load the host decodes ~47 GB (~1000 s at 2KiB's rate)"
         result e2e 1 0 "\"why\": \"device parameter load failed its check\""
         STEPS=${STEPS/e2e/}
     fi
+    PARAMS_DIR=${PARAMS_DIR:-$W/params}
     if has e2e; then
         rm -rf "$W/export"
-        step e2e 1500 "${TIMEV[@]}" "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" --miner 1000 --sector 1 \
-            --backend "$BACKEND" --params-dir "$W/params" --warm-runs "$WARM" --steady "$STEADY" \
+        step e2e 1500 "${TIMEV[@]}" "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" "${sector[@]}" \
+            --backend "$BACKEND" --params-dir "$PARAMS_DIR" --warm-runs "$WARM" --steady "$STEADY" \
             --in-flight "$INFLIGHT" --plan --export "$W/export" --jsonl "$W/e2e.jsonl" --json-out "$W/e2e.json"
         result e2e_rss 0 0 "\"rss_gib\": \"$(peak_rss e2e)\""
     fi
@@ -232,12 +271,15 @@ case $MODE in
         fi
         rm -rf "$W/summary.log" "$W/results.jsonl" "$W/driver.done" "$W/export" "$W/e2e.jsonl"
         mkdir -p "$W"
-        if [[ -d $REPO/.whl ]] && ls "$REPO"/.whl/*.whl >/dev/null 2>&1; then
-            python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$W/site" \
+        # the carried wheels (scripts/device_wheels.sh --full), where python3 lacks what psagent needs
+        if ! PYTHONPATH=$SITE "${PY:-python3}" -c "import numpy, pyblst, typer, pydantic_settings; \
+assert numpy.__version__ < '2.5'" 2>/dev/null && ls "$REPO"/.whl/*.whl >/dev/null 2>&1; then
+            python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
                 "$REPO"/.whl/*.whl >"$W/pip.log" 2>&1 || { cat "$W/pip.log"; exit 1; }
         fi
         cd "$REPO"
-        setsid bash -c "bash '$0' drive; touch '$W/driver.done'" >"$W/driver.log" 2>&1 < /dev/null &
+        cp "$0" "$W/lease.sh"  # the driver runs a copy: bash reads a script as it goes, so an edit would reach it
+        REPO=$REPO setsid bash -c "bash '$W/lease.sh' drive; touch '$W/driver.done'" >"$W/driver.log" 2>&1 </dev/null &
         echo $! >"$W/driver.pid"
         echo "driver started (pid $(cat "$W/driver.pid")), state in $W"
         poll ;;
