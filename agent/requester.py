@@ -28,7 +28,7 @@ from typing import Protocol
 
 import anyio
 
-from agent.store import AskState, RequestState, Store, in_worker
+from agent.store import AskState, RequestState, Store, TransitionError, in_worker
 from market.errors import TooManyRequests
 from market.models import WorkAsk, WorkResponse
 
@@ -65,6 +65,7 @@ class RoundResult:
     rate_limited: bool = False
     adopted_asks: int = 0
     expired_asks: int = 0
+    gone: int = 0  # rows the poll stopped listing before they were proven
     unfinished: int = 0
     active_asks: int = 0
     asks_wanted: int = 0
@@ -120,6 +121,21 @@ async def request_round(
             result.added += 1
             log.info("matched request %s (service id %d, ask %d)", req.request_cid, req.id, req.work_ask_id)
 
+    # work the market took back (a passed deadline, reassigned): rows not yet being proven that the poll no
+    # longer lists go gone now, so no device time is spent on a proof the market would answer with 410
+    listed_cids = {r.request_cid for r in response.requests if r.request_cid is not None and not r.done}
+    for row in await in_worker(store.list_requests, [RequestState.QUEUED, RequestState.FETCHED]):
+        if row.request_cid in listed_cids:
+            continue
+        try:
+            await in_worker(
+                store.transition, row.row_id, row.state, RequestState.GONE,
+                error="gone: the market no longer lists it (taken back before it was proven)",
+            )
+        except TransitionError:
+            continue  # claimed for proving meanwhile: the submit's 410 settles it
+        result.gone += 1
+        log.warning("request %s: the market no longer lists it; not proving it", row.request_cid)
     # reconcile asks with what the market lists
     listed = {a.id for a in response.active_asks}
     known = {a.ask_id: a for a in await in_worker(store.asks)}

@@ -218,6 +218,7 @@ async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, 
     assert store_row is not None
     store.store_data(store_row.row_id, work_bytes, "porep")  # work fetched by an earlier run
     market = MemoryMarket(work_bytes)
+    market.requests.append(WorkRequest(id=1, request_cid="bafyold", done=None, work_ask_id=1))  # still ours
     prover = CircuitProver(
         tmp_path, pipeline=ProofPipeline(tmp_path / "none", cache=tmp_path), accepted=("StackedDrg2KiBV1_1",)
     )
@@ -245,7 +246,7 @@ async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, 
     assert "StackedDrg2KiBV1_1" in gate.reason
     assert seen["file"]["state"] == "failed" and seen["file"]["reason"] == gate.reason
     assert seen["metric"] == 1
-    assert market.asks == [] and market.requests == []
+    assert market.asks == [] and [r.request_cid for r in market.requests] == ["bafyold"]  # nothing asked
     assert store.counts()[RequestState.FETCHED] == 1  # not claimed: nothing is proven before the warm-up
     store.close()
 
