@@ -101,8 +101,11 @@ async def request_round(
     *,
     ready: Callable[[], bool] = lambda: True,
     clock: Callable[[], float] = time.time,
+    proofs_left: Callable[[dict[RequestState, int]], int | None] = lambda counts: None,
 ) -> RoundResult:
-    """One poll → record → reconcile → ask round (see the module docstring)."""
+    """One poll → record → reconcile → ask round (see the module docstring). ``proofs_left(counts)``: how
+    many more proofs are wanted at all (``--max-proofs``), from the same store counts the round sizes its asks
+    by, so a proof submitted meanwhile is counted once; the water marks are capped by it."""
     result = RoundResult()
     response = await market.poll()
     now = clock()
@@ -156,8 +159,12 @@ async def request_round(
     counts = await in_worker(store.counts)
     result.unfinished = sum(counts[s] for s in UNFINISHED)
     result.active_asks = len(listed)
-    if result.unfinished < settings.low_water and ready():
-        result.asks_wanted = max(0, settings.high_water - result.unfinished - result.active_asks)
+    low, high = settings.low_water, settings.high_water
+    left = proofs_left(counts)
+    if left is not None:
+        low, high = min(low, max(0, left)), min(high, max(0, left))
+    if result.unfinished < low and ready():
+        result.asks_wanted = max(0, high - result.unfinished - result.active_asks)
     for _ in range(result.asks_wanted):
         try:
             ask = await market.create_ask(settings.price_attofil)

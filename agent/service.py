@@ -27,7 +27,9 @@ its own thread.
 Shutdown (SIGTERM/SIGINT, or ``max_proofs`` accepted proofs): the requester stops first (no new asks), the
 fetcher and provers finish the item in hand and stop, the submitter gets ``drain_s`` to hand in what is
 computed; anything unfinished stays in the store in a resumable state (fetched / computed) for the next
-start. Asks are withdrawn on shutdown only when configured (each withdrawal costs a challenge proof).
+start. Active asks are withdrawn as asking stops (market.withdraw_on_shutdown, on by default: an ask matched
+while the agent is down misses its deadline and costs 50 challenge proofs), and with ``max_proofs`` no more
+is asked for than the proofs still wanted.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ class AgentSettings:
     retention_submitted_s: float = 2 * 86400.0
     retention_failed_s: float = 7 * 86400.0
     drain_s: float = 60.0  # time the submitter gets on shutdown to hand in computed proofs
-    withdraw_on_shutdown: bool = False
+    # an ask left active while the agent is down can be matched, and a match missed costs 50 challenge proofs
+    withdraw_on_shutdown: bool = True
 
 
 UNHEALTHY_AFTER = 3  # unverified proofs in a row that close the gate
@@ -223,6 +226,7 @@ class Agent:
         self._kick = anyio.Event()
         self._max_proofs: int | None = None
         self._accepted = 0
+        self._submitted_at_start = 0
         self._interval: float = settings.requests.poll_interval_s
 
     # -- readiness ------------------------------------------------------------------------------------
@@ -316,7 +320,7 @@ class Agent:
                 await self._stop_asking.wait()
             return True
         s = await self.fleet.request_settings(self.settings.requests)
-        r = await request_round(self.market, self.store, s, ready=self.ready)
+        r = await request_round(self.market, self.store, s, ready=self.ready, proofs_left=self._proofs_left)
         self.loop_counters.rounds += 1
         self.loop_counters.record(r)
         self.metrics.asks.inc(r.asks_created)
@@ -326,6 +330,14 @@ class Agent:
         with anyio.move_on_after(self._interval):
             await self._stop_asking.wait()
         return True
+
+    def _proofs_left(self, counts: dict[RequestState, int]) -> int | None:
+        """Proofs still wanted under ``max_proofs`` (None: no limit), from the round's own store counts: the
+        submitted rows since the start, so a proof submitted while the round ran is not asked for again."""
+        if self._max_proofs is None:
+            return None
+        done = max(self._accepted, counts[RequestState.SUBMITTED] - self._submitted_at_start)
+        return self._max_proofs - done
 
     async def _fetch_step(self) -> bool:
         t0 = time.perf_counter()
@@ -416,6 +428,19 @@ class Agent:
                 self._done.set()
         return True
 
+    async def _withdraw_asks(self) -> None:
+        """Withdraw every active ask (each withdrawal is one market call; a failure is logged, not fatal)."""
+        asks = await in_worker(self.store.asks, [AskState.ACTIVE])
+        for ask in asks:
+            try:
+                with anyio.fail_after(30):
+                    await self.market.withdraw(ask.ask_id)
+                await in_worker(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
+            except Exception as e:
+                log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
+        if asks:
+            log.info("withdrew %d active ask(s) on stop", len(asks))
+
     async def _janitor(self) -> None:
         while True:
             now = time.time()
@@ -452,6 +477,7 @@ class Agent:
         t0 = time.perf_counter()
         self._max_proofs = max_proofs
         self._accepted = 0
+        self._submitted_at_start = (await in_worker(self.store.counts))[RequestState.SUBMITTED]
         self._interval = self.settings.requests.poll_interval_s
         n = await self.fleet.join()  # registers this process and re-queues what dead ones held
         if n:
@@ -490,6 +516,8 @@ class Agent:
                     self.notifier.stopping(f"gate {self._status_sent}")
                     self._publish_gate()
                     asking.cancel_scope.cancel()
+                if self.settings.withdraw_on_shutdown:  # before the drain: no match while we wind down
+                    await self._withdraw_asks()
                 # let the in-hand proofs finish, then give the submitter drain_s for computed work
                 self._stop_work.set()
             with anyio.move_on_after(self.settings.drain_s):
@@ -503,13 +531,6 @@ class Agent:
                     except Exception as e:
                         log.warning("drain: submit failed: %s", e)
                         break
-            if self.settings.withdraw_on_shutdown:
-                for ask in await in_worker(self.store.asks, [AskState.ACTIVE]):
-                    try:
-                        await self.market.withdraw(ask.ask_id)
-                        await in_worker(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
-                    except Exception as e:
-                        log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
             # a beat still running when leave() commits would mark this member alive again (stopped_at NULL)
             beats.cancel()
             await beats_over.wait()

@@ -160,8 +160,9 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
 
     from agent.config import ConfigError
     from agent.metrics import AgentMetrics
+    from agent.pipeline import accepting
     from agent.preflight import preflight
-    from agent.proving import PRODUCTION_UPDATE_TYPES, CircuitProver, PairingChecker
+    from agent.proving import CircuitProver, PairingChecker
     from agent.runtime import agent_settings, gate_file, open_configured_store
     from agent.service import Agent
     from market.client import MarketClient
@@ -174,10 +175,11 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
     p, m = settings.prover, settings.market
     device = p.devices[0] if isinstance(p.devices, list) and p.devices else None
     try:
+        porep_types, snap_types = p.accepted()  # prover.accepted_proof_types: what the gate loads
         prover = CircuitProver(
             p.params_dir, backend=p.backend, device=device,
             device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
-            accepted_update=PRODUCTION_UPDATE_TYPES,
+            accepted=porep_types, accepted_update=snap_types,
         )
     except Exception as exc:  # noqa: BLE001 - a GpuError for backend = "cuda" without a GPU
         fail(f"prover.backend = {p.backend}: {exc}", EXIT_USAGE)
@@ -196,6 +198,7 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
             agent = Agent(
                 client, store, prover, checker, agent_settings(settings), metrics=metrics,
                 warm_up=prover.warm_up, gate_file=gate_file(settings),
+                check=accepting(porep_types, snap_types),  # ... and what it proves
             )
             return await agent.run(max_proofs=max_proofs)
 

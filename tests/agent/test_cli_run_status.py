@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agent.cli import EXIT_USAGE, app
@@ -86,10 +87,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_run_under_systemd_is_ready_in_seconds_with_the_gate_in_status_and_metrics(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("accepted", "wanted"),
+    [
+        (None, "StackedDrg32GiBV1_1"),
+        ('["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"]', "StackedDrg2KiBV1_1"),
+    ],
+)
+def test_run_under_systemd_is_ready_in_seconds_with_the_gate_in_status_and_metrics(
+    tmp_path: Path, accepted: str | None, wanted: str
+) -> None:
     """`psagent run` as the unit starts it (a real process, NOTIFY_SOCKET and WATCHDOG_USEC set), on a host
     without parameters: READY=1 within seconds of the start, the watchdog fed, the failed warm-up's reason in
-    STATUS= and in the metrics, the process still up (no restart loop); SIGTERM stops it with exit 0."""
+    STATUS= and in the metrics, the process still up (no restart loop); SIGTERM stops it with exit 0. The
+    gate waits for the parameters of prover.accepted_proof_types (default: the market's 32GiB pair)."""
     import os
     import signal
     import subprocess
@@ -109,7 +120,8 @@ def test_run_under_systemd_is_ready_in_seconds_with_the_gate_in_status_and_metri
     cfg.write_text(
         f'[market]\nurl = "http://127.0.0.1:{_free_port()}"\nkey_file = "{key}"\n'
         f'[prover]\nbackend = "cpu"\nparams_dir = "{tmp_path / "params"}"\n'
-        f'[store]\nurl = "sqlite:///{tmp_path}/agent.db"\n[metrics]\nlisten = "127.0.0.1:{port}"\n'
+        + (f"accepted_proof_types = {accepted}\n" if accepted else "")
+        + f'[store]\nurl = "sqlite:///{tmp_path}/agent.db"\n[metrics]\nlisten = "127.0.0.1:{port}"\n'
     )
     (tmp_path / "params").mkdir()
     env = {**os.environ, "WATCHDOG_USEC": "1000000", "PSAGENT_CACHE_DIR": str(tmp_path / "cache")}
@@ -133,7 +145,7 @@ def test_run_under_systemd_is_ready_in_seconds_with_the_gate_in_status_and_metri
     assert ready - t0 < 15.0, f"READY after {ready - t0:.1f} s"
     assert len(pings) >= 2
     status = next(v for _, v in sock.fields("STATUS") if v.startswith("gate failed"))
-    assert "Groth16 parameters for StackedDrg32GiBV1_1 not found" in status
+    assert f"Groth16 parameters for {wanted} not found" in status
     assert 'psagent_readiness_gate{state="failed"} 1.0' in metrics and "psagent_ready 0.0" in metrics
     assert proc.returncode == 0, err[-2000:]
     assert sock.fields("STOPPING")

@@ -426,3 +426,88 @@ async def test_a_failing_warm_up_is_ready_with_the_reason_in_status(tmp_path, wo
     assert "FileNotFoundError" in failed[0] and "StackedDrg2KiBV1_1" in failed[0]
     assert market.asks == []
     store.close()
+
+
+class UnmatchedMarket(MemoryMarket):
+    """Asks stay active (listed by the poll, never matched): what an agent leaves behind when it stops."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.open: list[int] = []
+
+    async def poll(self) -> WorkResponse:
+        self.calls += 1
+        return WorkResponse(requests=(), active_asks=tuple(WorkAsk(id=i) for i in self.open))
+
+    async def create_ask(self, price_attofil: int) -> WorkAsk:
+        ask = WorkAsk(id=100 + len(self.open))
+        self.open.append(ask.id)
+        return ask
+
+    async def withdraw(self, ask_id: int) -> None:
+        self.withdrawn.append(ask_id)
+        self.open.remove(ask_id)
+
+
+@pytest.mark.parametrize("withdraw", [True, False])
+async def test_asks_are_withdrawn_on_stop_unless_configured_not_to(tmp_path, work_bytes, withdraw):
+    """market.withdraw_on_shutdown (on by default): every active ask is withdrawn as asking stops."""
+    from agent.config import Settings
+    from agent.runtime import agent_settings
+    from agent.store import AskState
+
+    assert agent_settings(Settings()).withdraw_on_shutdown is True
+    configured = agent_settings(Settings(market={"withdraw_on_shutdown": withdraw}))
+    assert configured.withdraw_on_shutdown is withdraw
+    store = SqliteStore(tmp_path / "s.db")
+    market = UnmatchedMarket(work_bytes)
+    agent = Agent(market, store, FakeProver(), MarkChecker(), _settings(withdraw_on_shutdown=withdraw),
+                  check=_check)
+
+    async def stop_once_asked() -> None:
+        while len(market.open) < 3:  # high_water
+            await anyio.sleep(0.02)
+        agent._done.set()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stop_once_asked)
+            await agent.run(handle_signals=False)
+    asks = store.asks()
+    if withdraw:
+        assert sorted(market.withdrawn) == [100, 101, 102] and market.open == []
+        assert all(a.state is AskState.WITHDRAWN for a in asks)
+    else:
+        assert market.withdrawn == [] and len(market.open) == 3
+        assert all(a.state is AskState.ACTIVE for a in asks)
+    store.close()
+
+
+async def test_asking_stops_when_max_proofs_is_nearly_met(tmp_path, work_bytes):
+    """--max-proofs 1 with a high water mark of 3: one ask, not three (each extra matched ask would be left
+    to miss its deadline)."""
+    store = SqliteStore(tmp_path / "s.db")
+    market = MemoryMarket(work_bytes)
+    agent = Agent(market, store, FakeProver(), MarkChecker(), _settings(), check=_check)
+    with anyio.fail_after(60):
+        summary = await agent.run(max_proofs=1, handle_signals=False)
+    assert summary.submitted == 1 and summary.asks == 1
+    store.close()
+
+
+def test_only_accepted_proof_types_are_proven(work_bytes, snap_bytes):
+    """prover.accepted_proof_types: work of another type fails as unsupported at the check, before proving."""
+    from agent.config import Settings
+    from agent.pipeline import UnsupportedWork, accepting
+
+    default = accepting(*Settings().prover.accepted())
+    for raw in (work_bytes, snap_bytes):  # 2KiB PoRep and 2KiB Snap: not the market's 32GiB pair
+        with pytest.raises(UnsupportedWork, match="not in prover.accepted_proof_types"):
+            default(raw)
+    small = Settings(prover={"accepted_proof_types": ["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"]})
+    check = accepting(*small.prover.accepted())
+    assert check(work_bytes).porep is not None and check(snap_bytes).snap is not None
+    only_porep = Settings(prover={"accepted_proof_types": ["StackedDrg2KiBV1_1"]})
+    porep_only = accepting(*only_porep.prover.accepted())
+    with pytest.raises(UnsupportedWork, match="snap:StackedDrg2KiBV1"):
+        porep_only(snap_bytes)
