@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -42,6 +42,7 @@ __all__ = [
     "Prover",
     "StageCounters",
     "UnsupportedWork",
+    "accepting",
     "VerifyReport",
     "check_work",
     "fetch_one",
@@ -142,6 +143,28 @@ def check_work(raw: bytes) -> ProofData:
     assert work.porep is not None  # ProofData.parse requires exactly one of PoRep / Snap
     check_c1(work.porep, prover_id=prover_id(work.sector_id.miner), sector=work.sector_id.number)
     return work
+
+
+def accepting(porep: Sequence[str], snap: Sequence[str]) -> Callable[[bytes], ProofData]:
+    """:func:`check_work` limited to the accepted proof types (config prover.accepted_proof_types): other
+    work fails as unsupported after its strict check, before any proving (the gate loaded no key for it)."""
+
+    def check(raw: bytes) -> ProofData:
+        work = check_work(raw)
+        if work.snap is not None:
+            from porep.snap.params import update_proof_type
+
+            name, allowed = update_proof_type(work.snap.proof_type).name, snap
+            what = f"snap:{name}"
+        else:
+            assert work.porep is not None
+            name, allowed = work.porep.proof_type.name, porep
+            what = name
+        if name not in allowed:
+            raise UnsupportedWork(f"{what} is not in prover.accepted_proof_types")
+        return work
+
+    return check
 
 
 async def fetch_one(

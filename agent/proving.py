@@ -608,8 +608,25 @@ class ProofPipeline:
         """The .params file of ``pt``; FileNotFoundError naming it (before any synthesis) when absent."""
         path, _ = params_paths(self.params_dir, pt)
         if not path.is_file():
-            raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path}")
+            from agent.paramfiles import fetch_hint
+
+            size, update = getattr(pt, "size_label", pt.name), "empty-sector-update" in pt.param_stem
+            hint = fetch_hint(size, self.params_dir, update=update)
+            raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path} ({hint})")
         return path
+
+    def _official(self, path: Path) -> bool:
+        """Whether ``path`` is an official file (its published digest matches): then the digest vouches for
+        every point, as paramfetch's check does for lotus, and the per-point check is not needed (it is
+        recorded as checked). The digest is computed once per file version."""
+        from agent.paramfiles import ParamDigests, verdict
+        from porep.official_params import OFFICIAL
+
+        digests = ParamDigests(self.cache)
+        if verdict(path, digests).kind != OFFICIAL:
+            return False
+        self.checked.record(path, digests.digests(path)[1])
+        return True
 
     def shape(self, pt: Any, setup: dict[str, float] | None = None, events: Events | None = None) -> _Shape:
         """The R1CS, proving key and verifying key of ``pt``, loaded on first use and kept."""
@@ -627,7 +644,7 @@ class ProofPipeline:
             setup["synthesis"] = time.perf_counter() - t0
             _emit(events, StageEvent("", -1, 0, "synthesis", setup["synthesis"]))
             t0 = time.perf_counter()
-            trusted = self.checked.trusted(path)
+            trusted = self.checked.trusted(path) or self._official(path)
             if not trusted:
                 log.info("%s: first use, reading with the per-point subgroup check (once per file)", path)
             _emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
@@ -999,11 +1016,24 @@ class CircuitProver:
         todo += [(self.update_pipeline, update_proof_type(n), f"{n} (update)") for n in self.accepted_update]
         for pipe, pt, label in todo:
             t0 = time.perf_counter()
+            _log_verdicts(pipe, pt)
             pipe.shape(pt)
             self.charge_resident(pipe, pt)
             log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
         seconds = self.pipeline.self_test()
         log.info("warm-up: self-test proof verified on %s in %.1f s", self.backend, seconds)
+
+
+def _log_verdicts(pipe: ProofPipeline, pt: Any) -> None:
+    """The gate's log line per parameter file: official, development or damaged (agent.paramfiles)."""
+    from agent.paramfiles import ParamDigests, verdict
+    from porep.official_params import DAMAGED
+
+    digests = ParamDigests(pipe.cache)
+    for path in params_paths(pipe.params_dir, pt):
+        if path.is_file():
+            v = verdict(path, digests)
+            log.log(logging.ERROR if v.kind == DAMAGED else logging.INFO, "parameters %s", v.line(str(path)))
 
 
 def _gib(n: int | None) -> str:

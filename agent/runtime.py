@@ -58,6 +58,7 @@ def agent_settings(settings: Settings, *, max_attempts: int = 3) -> AgentSetting
             backoff_max_s=m.backoff_max_s,
         ),
         pipeline=PipelineSettings(max_attempts=max_attempts),
+        withdraw_on_shutdown=m.withdraw_on_shutdown,
         retention_submitted_s=r.submitted_days * 86400.0,
         retention_failed_s=r.failed_days * 86400.0,
     )
@@ -149,10 +150,10 @@ def status_report(
     )
 
 
-def open_configured_store(settings: Settings) -> Store:
+def open_configured_store(settings: Settings, *, create: bool = True) -> Store:
     from agent.store import StoreError
 
     try:
-        return open_store(settings.store.url)
+        return open_store(settings.store.url, create=create)
     except StoreError as e:
         raise ConfigError(f"store.url: {e}") from None

@@ -12,11 +12,12 @@ from typing import Any
 from agent.store import SqliteStore, SqlStore, StoreError
 
 
-def open_store(url: str, **options: Any) -> SqlStore:
+def open_store(url: str, *, create: bool = True, **options: Any) -> SqlStore:
     """The store named by a config URL: ``sqlite:///PATH`` or ``postgresql://…`` (needs psagent[postgres]).
-    ``options`` (heartbeat_s, stale_after_s, clock) go to the backend."""
+    ``options`` (heartbeat_s, stale_after_s, clock) go to the backend; ``create`` False: an SQLite file
+    that does not exist is an error, not a new empty store (a PostgreSQL database is never created)."""
     if url.startswith("sqlite:///"):
-        return SqliteStore(url[len("sqlite:///") :], **options)  # sqlite:////abs/path → /abs/path
+        return SqliteStore(url[len("sqlite:///") :], create=create, **options)  # sqlite:////abs → /abs
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from agent.store_pg import PgStore

@@ -127,7 +127,7 @@ git -C "$REPO" log --oneline -1 2>/dev/null; } >"$W/env.log" 2>&1
     fi
     DISK_MBS=${DISK_MBS:-0}
     if has c1 && [[ $KIND == snap ]]; then
-        step c1 300 "${PSAGENT[@]}" snap synth --sector-size "$SIZE" --miner 1000 --sector 1 --seed 3 \
+        step c1 300 "${PSAGENT[@]}" snap synth --sector-size "$SIZE" --miner 1000 --sector 1 --rng-seed 3 \
             --out "$W/c1.json" --no-progress || { note "no Snap request: stopping"; return 1; }
     elif has c1; then
         step c1 300 "${PSAGENT[@]}" c1 synth --registered-proof "$pt" --miner 1000 --sector 1 --ticket "$T" --seed "$S" \

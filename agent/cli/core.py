@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -85,29 +85,52 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def status(config: ConfigOption = None, json_flag: JsonOption = False) -> None:
-        """Queue, asks, payments, devices, the fleet (read from the store; works while the service runs)."""
+        """Queue, asks, payments, devices, the fleet (read from the store; works while the service runs).
+        Checks the configuration as `run` does (key file, wallet, backend, metrics address, store: exit 2
+        and one line for each thing `run` would refuse) and never creates a store."""
         import json
 
         from agent.config import ConfigError
         from agent.fleet import fleet_lines, fleet_report
-        from agent.runtime import gate_file, open_configured_store, status_report
+        from agent.preflight import check_store_creatable, preflight, sqlite_path
+        from agent.runtime import gate_file, open_configured_store, read_gate, status_report
 
         settings = settings_or_exit(config)
+        running = read_gate(gate_file(settings))["state"] != "not running"
+        path = sqlite_path(settings)
         try:
-            store = open_configured_store(settings)
+            preflight(settings, agent_running=running)
+            if path is not None and not path.is_file():
+                check_store_creatable(path)
+                store = None
+            else:
+                store = open_configured_store(settings, create=False)
         except ConfigError as exc:
             fail(str(exc), EXIT_USAGE)
-        try:
-            report = status_report(store, gate=gate_file(settings)).as_json()
-            report["fleet"] = fleet_report(store)
-        finally:
-            store.close()
+        if store is None:  # not created yet: say so, never report an empty queue from a new file
+            report: dict[str, Any] = {
+                "gate": read_gate(gate_file(settings)),
+                "store": {"url": settings.store.url, "exists": False},
+                "queue": None, "asks": None, "payments": None, "recent_failures": [],
+                "oldest_unfinished_s": None, "fleet": None,
+            }
+        else:
+            try:
+                report = status_report(store, gate=gate_file(settings)).as_json()
+                report["store"] = {"url": settings.store.url, "exists": True}
+                report["fleet"] = fleet_report(store)
+            finally:
+                store.close()
         report["devices"] = _devices()
         if json_flag:
             typer.echo(json.dumps(report))
             return
         g = report["gate"]
         typer.echo(f"gate:     {g['state']}" + (f": {g['reason']}" if g.get("reason") else ""))
+        if store is None:
+            typer.echo(f"store:    {path} does not exist yet (psagent run creates it)")
+            typer.echo("devices:  " + (", ".join(report["devices"]) or "none (CPU proving)"))
+            return
         typer.echo("queue:    " + (", ".join(f"{k} {v}" for k, v in report["queue"].items() if v) or "empty"))
         typer.echo("asks:     " + (", ".join(f"{k} {v}" for k, v in report["asks"].items() if v) or "none"))
         p = report["payments"]
@@ -137,23 +160,26 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
 
     from agent.config import ConfigError
     from agent.metrics import AgentMetrics
-    from agent.proving import PRODUCTION_UPDATE_TYPES, CircuitProver, PairingChecker
-    from agent.runtime import agent_settings, gate_file, load_wallet, open_configured_store
+    from agent.pipeline import accepting
+    from agent.preflight import preflight
+    from agent.proving import CircuitProver, PairingChecker
+    from agent.runtime import agent_settings, gate_file, open_configured_store
     from agent.service import Agent
     from market.client import MarketClient
 
     try:
-        wallet = load_wallet(settings)
+        wallet = preflight(settings)  # the checks `psagent status --config` makes too
         store = open_configured_store(settings)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     p, m = settings.prover, settings.market
     device = p.devices[0] if isinstance(p.devices, list) and p.devices else None
     try:
+        porep_types, snap_types = p.accepted()  # prover.accepted_proof_types: what the gate loads
         prover = CircuitProver(
             p.params_dir, backend=p.backend, device=device,
             device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
-            accepted_update=PRODUCTION_UPDATE_TYPES,
+            accepted=porep_types, accepted_update=snap_types,
         )
     except Exception as exc:  # noqa: BLE001 - a GpuError for backend = "cuda" without a GPU
         fail(f"prover.backend = {p.backend}: {exc}", EXIT_USAGE)
@@ -172,6 +198,7 @@ def _run_agent(settings: Settings, max_proofs: int | None) -> RunSummary:
             agent = Agent(
                 client, store, prover, checker, agent_settings(settings), metrics=metrics,
                 warm_up=prover.warm_up, gate_file=gate_file(settings),
+                check=accepting(porep_types, snap_types),  # ... and what it proves
             )
             return await agent.run(max_proofs=max_proofs)
 

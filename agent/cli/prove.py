@@ -98,12 +98,10 @@ def param_files(c1: Any, params_dir: Path | None) -> tuple[Path, Path]:
 
 def require_params(path: Path, work: Work) -> None:
     if not path.exists():
-        update = " --update" if work.snap is not None else ""
-        fail(
-            f"missing parameter file {path} (make a development one with: psagent params generate "
-            f"--sector-size {work.c1.proof_type.size_label}{update} --out {path.parent})",
-            EXIT_USAGE,
-        )
+        from agent.paramfiles import fetch_hint
+
+        hint = fetch_hint(work.c1.proof_type.size_label, path.parent, update=work.snap is not None)
+        fail(f"missing parameter file {path} ({hint})", EXIT_USAGE)
 
 
 def public_inputs(work: Work) -> list[list[int]]:

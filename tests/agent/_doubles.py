@@ -154,3 +154,17 @@ class ToyCircuit:
             time.sleep(self.delay_s)
         xs = self.inputs_of(c1)[k]  # type: ignore[operator]
         return fr_from_ints([1, *xs, 9 + k])
+
+
+def throwaway_key_file(directory: object) -> object:
+    """A new wallet's key file (0600, in a 0700 directory below ``directory``): what `run` and `status`
+    need before they look at anything else."""
+    from pathlib import Path
+
+    from market.wallet import Wallet, write_key_file
+
+    key = Path(str(directory)) / "keys" / "wallet.key"
+    if not key.exists():
+        key.parent.mkdir(mode=0o700, parents=True)
+        write_key_file(key, Wallet.generate())
+    return key
