@@ -107,6 +107,9 @@ drive() {
     [[ $KIND == snap ]] && update=(--update) && sector=()
     local pt="StackedDrg${SIZE}V1_1"
     export PSAGENT_DEVICE_SPMV=${PSAGENT_DEVICE_SPMV:-1} PSAGENT_PARAMS_TO_DEVICE=${PSAGENT_PARAMS_TO_DEVICE:-1}
+    # a lent machine's memory may show as available only as it is used (device README): the setup's memory
+    # check warns instead of refusing there; the plan step prints the figures
+    export PSAGENT_SETUP_MEMORY_CHECK=${PSAGENT_SETUP_MEMORY_CHECK:-warn}
     [[ $BACKEND == cpu ]] && export PSAGENT_DEVICE_SPMV=0 PSAGENT_PARAMS_TO_DEVICE=0
 
     if has env; then

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 import sys
 from collections.abc import Callable, Iterator
@@ -346,7 +347,10 @@ def _check_resources(out: Path, stem: str, est: Any, *, circuit_bytes: int = 0) 
     )
     if need > free:
         fail(f"--out {out}: the parameters need {gb(need)} on disk, {gb(free)} is free there", EXIT_USAGE)
-    if avail is not None and memory > avail:
+    if avail is not None and memory > avail and os.environ.get("PSAGENT_SETUP_MEMORY_CHECK") == "warn":
+        print(f"psagent: warning: the setup needs about {gb(memory)}, {gb(avail)} is available "
+              "(MemAvailable); going on (PSAGENT_SETUP_MEMORY_CHECK=warn)", file=sys.stderr, flush=True)
+    elif avail is not None and memory > avail:
         fail(
             f"the setup needs about {gb(memory)} of memory, {gb(avail)} is available (MemAvailable): "
             "free memory or use a larger host",
