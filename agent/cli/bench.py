@@ -573,7 +573,7 @@ def c1_parse(
     try:
         result = measure(raw, repeat=reps)
     except C1FormatError as exc:
-        fail(f"not a valid C1: {exc}", EXIT_FAILURE)
+        fail(f"not a valid C1: {exc}", EXIT_USAGE)
     result["input"] = file if file is not None else f"generated {result['proof']} seed {rng_seed}"
     _emit(result, format_report(result), json_flag, json_out)
     if not result["identical"]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -89,29 +89,52 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def status(config: ConfigOption = None, json_flag: JsonOption = False) -> None:
-        """Queue, asks, payments, devices, the fleet (read from the store; works while the service runs)."""
+        """Queue, asks, payments, devices, the fleet (read from the store; works while the service runs).
+        Checks the configuration as `run` does (key file, wallet, backend, metrics address, store: exit 2
+        and one line for each thing `run` would refuse) and never creates a store."""
         import json
 
         from agent.config import ConfigError
         from agent.fleet import fleet_lines, fleet_report
-        from agent.runtime import gate_file, open_configured_store, status_report
+        from agent.preflight import check_store_creatable, preflight, sqlite_path
+        from agent.runtime import gate_file, open_configured_store, read_gate, status_report
 
         settings = settings_or_exit(config)
+        running = read_gate(gate_file(settings))["state"] != "not running"
+        path = sqlite_path(settings)
         try:
-            store = open_configured_store(settings)
+            preflight(settings, agent_running=running)
+            if path is not None and not path.is_file():
+                check_store_creatable(path)
+                store = None
+            else:
+                store = open_configured_store(settings, create=False)
         except ConfigError as exc:
             fail(str(exc), EXIT_USAGE)
-        try:
-            report = status_report(store, gate=gate_file(settings)).as_json()
-            report["fleet"] = fleet_report(store)
-        finally:
-            store.close()
+        if store is None:  # not created yet: say so, never report an empty queue from a new file
+            report: dict[str, Any] = {
+                "gate": read_gate(gate_file(settings)),
+                "store": {"url": settings.store.url, "exists": False},
+                "queue": None, "asks": None, "payments": None, "recent_failures": [],
+                "oldest_unfinished_s": None, "fleet": None,
+            }
+        else:
+            try:
+                report = status_report(store, gate=gate_file(settings)).as_json()
+                report["store"] = {"url": settings.store.url, "exists": True}
+                report["fleet"] = fleet_report(store)
+            finally:
+                store.close()
         report["devices"] = _devices()
         if json_flag:
             typer.echo(json.dumps(report))
             return
         g = report["gate"]
         typer.echo(f"gate:     {g['state']}" + (f": {g['reason']}" if g.get("reason") else ""))
+        if store is None:
+            typer.echo(f"store:    {path} does not exist yet (psagent run creates it)")
+            typer.echo("devices:  " + (", ".join(report["devices"]) or "none (CPU proving)"))
+            return
         typer.echo("queue:    " + (", ".join(f"{k} {v}" for k, v in report["queue"].items() if v) or "empty"))
         typer.echo("asks:     " + (", ".join(f"{k} {v}" for k, v in report["asks"].items() if v) or "none"))
         p = report["payments"]

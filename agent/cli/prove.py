@@ -52,12 +52,10 @@ def params_dir_or_default(params_dir: Path | None) -> Path:
 
 def require_params(path: Path, work: Work) -> None:
     if not path.exists():
-        update = " --update" if work.update is not None else ""
-        fail(
-            f"missing parameter file {path} (make a development one with: psagent params generate "
-            f"--sector-size {work.proof_type.size_label}{update} --out {path.parent})",
-            EXIT_USAGE,
-        )
+        from agent.paramfiles import fetch_hint
+
+        hint = fetch_hint(work.proof_type.size_label, path.parent, update=work.update is not None)
+        fail(f"missing parameter file {path} ({hint})", EXIT_USAGE)
 
 
 class ProgressView:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FILECOIN_PARAMS_DIR",
+    "IN_PLACE",
     "CheckedParams",
     "Progress",
     "blank_r1cs",
@@ -46,6 +47,7 @@ __all__ = [
 
 FILECOIN_PARAMS_DIR = Path("/var/tmp/filecoin-proof-parameters")
 Progress = Callable[[str, float, float], None]
+IN_PLACE = "params in place"  # write_dev_params' stage once the .params is renamed into place
 DEV_NOTE = "development parameters: toxic waste drawn from the OS CSPRNG and discarded"
 
 
@@ -149,17 +151,28 @@ def write_dev_params(
     ``backend``; a whole file or none), then ``<stem>.vk`` and ``<stem>.meta.json`` (``meta`` and the section
     sizes). The file is recorded in :class:`CheckedParams` under ``cache`` by the digest computed while it was
     written, so the prover never spends minutes checking points this machine computed. Raises what the setup
-    raises (``UnconstrainedVariable``, ``GpuError``)."""
+    raises (``UnconstrainedVariable``, ``GpuError``, ``OSError`` for a full disk, a signal turned into an
+    exception) and leaves a whole set or none of this run's files: the setup's writer removes its temporary
+    file, and a new ``.params`` whose ``.vk`` or ``.meta.json`` could not follow is removed with them (the
+    stage :data:`IN_PLACE` of ``progress`` says the ``.params`` was renamed into place)."""
     from gpu.files import atomic_write
     from gpu.groth16.setup import generate_file
 
     params_path, vk_path = directory / f"{stem}.params", directory / f"{stem}.vk"
+    meta_path = directory / f"{stem}.meta.json"
     directory.mkdir(parents=True, exist_ok=True)
     made = generate_file(
         r1cs, params_path, backend=backend, device=device, test_seed=test_seed, progress=progress
     )
-    made.vk.write(vk_path)
-    atomic_write(directory / f"{stem}.meta.json", json.dumps({**meta, **made.sizes}, indent=1) + "\n")
+    try:
+        if progress is not None:
+            progress(IN_PLACE, 1.0, 1.0)
+        made.vk.write(vk_path)
+        atomic_write(meta_path, json.dumps({**meta, **made.sizes}, indent=1) + "\n")
+    except BaseException:
+        for path in (params_path, vk_path, meta_path):  # no parameter set without all three
+            path.unlink(missing_ok=True)
+        raise
     CheckedParams(cache).record(params_path, made.blake2b)
     return params_path, vk_path
 

@@ -167,7 +167,7 @@ def test_params_generate_refuses_cuda_without_a_gpu_before_building_the_circuit(
     def no_gpu(_: object) -> None:  # what gpu.device.resolve_backend says on a machine without a GPU
         raise GpuError("no usable CUDA GPU here")
 
-    monkeypatch.setattr(params_cli, "_partition_r1cs", built)
+    monkeypatch.setattr(params_cli, "_blank_r1cs", built)
     monkeypatch.setattr(gpu.device, "resolve_backend", no_gpu)
     args = ["params", "generate", "--sector-size", "2KiB", "--backend", "cuda", "--out", str(tmp_path)]
     line = _one_line(args)
