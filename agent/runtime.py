@@ -34,6 +34,7 @@ from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_sto
 
 if TYPE_CHECKING:
     from agent.metrics import AgentMetrics
+    from agent.proving.pipeline import ProofPipeline
     from agent.proving.prover import AdmittedProver
     from agent.proving.work import Work
     from gpu.device import Device
@@ -44,6 +45,7 @@ __all__ = [
     "StatusReport",
     "agent_settings",
     "build_agent",
+    "build_pipeline",
     "build_prover",
     "gate_file",
     "load_wallet",
@@ -124,23 +126,20 @@ def market_client(
     )
 
 
-def build_prover(
+def build_pipeline(
     settings: Settings,
     *,
     params_dir: Path | None = None,
     cache: Path | None = None,
     list_devices: Callable[[], Sequence[Device]] | None = None,
-) -> AdmittedProver:
-    """The agent's prover from ``[prover]``: one engine per configured device (one CPU engine on the CPU),
-    each with the engine options of ``[prover]`` (device SpMV, parameters to the device, PTX, CPU threads),
-    each with its admission slot and ``memory_budget_gib`` of budget, ``partition_workers`` partitions of a
-    proof in flight per device, parameters from ``params_dir`` (or the dry run's), every partition verified
-    unless ``verify_before_submit`` is false (its debug switch set), the readiness gate loading the
-    parameters of ``accepted_proof_types``."""
+) -> ProofPipeline:
+    """The proof pipeline of ``[prover]`` (also ``psagent prove``'s and ``bench e2e``'s): one engine per
+    configured device (one CPU engine on the CPU), each with the engine options of ``[prover]`` (device SpMV,
+    parameters to the device, PTX, CPU threads), ``partition_workers`` partitions of a proof in flight per
+    device, parameters from ``params_dir`` (default ``prover.params_dir``)."""
     from agent.config import cache_dir, engine_options
     from agent.proving.engine import Engine, Groth16Engine
     from agent.proving.pipeline import ProofPipeline
-    from agent.proving.prover import AdmittedProver
     from gpu.options import configure
 
     p = settings.prover
@@ -155,12 +154,28 @@ def build_prover(
         if devices
         else [Groth16Engine(backend, options=options)]
     )
-    pipeline = ProofPipeline(
+    return ProofPipeline(
         params_dir if params_dir is not None else p.params_dir,
         engines=engines,
         cache=cache if cache is not None else cache_dir(),
         workers=p.partition_workers,
     )
+
+
+def build_prover(
+    settings: Settings,
+    *,
+    params_dir: Path | None = None,
+    cache: Path | None = None,
+    list_devices: Callable[[], Sequence[Device]] | None = None,
+) -> AdmittedProver:
+    """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
+    slot and ``memory_budget_gib`` of budget, every partition verified unless ``verify_before_submit`` is
+    false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``."""
+    from agent.proving.prover import AdmittedProver
+
+    p = settings.prover
+    pipeline = build_pipeline(settings, params_dir=params_dir, cache=cache, list_devices=list_devices)
     porep, snap = p.accepted()
     return AdmittedProver(
         pipeline,

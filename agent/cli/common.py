@@ -107,8 +107,16 @@ def check_output_file(path: Path, force: bool, what: str = "--out") -> None:
     parent = path.parent
     if not parent.is_dir():
         fail(f"{what} {path}: directory {parent} does not exist", EXIT_USAGE)
+    if path.exists() and not os.access(path, os.W_OK):
+        fail(f"{what} {path} is not writable", EXIT_USAGE)
     if not os.access(parent, os.W_OK):
         fail(f"{what} {path}: directory {parent} is not writable", EXIT_USAGE)
+    try:  # the permission bits can say yes where the file system says no (root, read-only mounts, sysfs)
+        probe = parent / f".{path.name}.{os.getpid()}.probe"
+        probe.touch(exist_ok=False)
+        probe.unlink()
+    except OSError as exc:
+        fail(f"{what} {path}: cannot write in {parent} ({exc.strerror or exc})", EXIT_USAGE)
 
 
 def check_output_dir(path: Path, force: bool, what: str = "--out") -> None:

@@ -11,8 +11,8 @@ from agent.cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
     Backend,
-    BackendOption,
     ConfigOption,
+    ForceOption,
     JsonOption,
     MinerOption,
     SectorOption,
@@ -24,6 +24,12 @@ if TYPE_CHECKING:
     from agent.config import Settings
     from agent.service import RunSummary
 
+ConfiguredBackendOption = Annotated[
+    Backend | None,
+    typer.Option(
+        "--backend", help="auto (CUDA if a GPU is usable, else CPU), cuda or cpu (default: prover.backend)."
+    ),
+]
 ParamsDirOption = Annotated[
     Path | None,
     typer.Option(
@@ -61,31 +67,53 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def prove(
-        input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON.")],
+        input: Annotated[
+            Path, typer.Argument(help="C1 JSON, ProofData JSON or lotus-bench c1out.json; - reads stdin.")
+        ],
         miner: MinerOption = None,
         sector: SectorOption = None,
-        out: Annotated[Path | None, typer.Option(help="Where to write the proof bytes.")] = None,
-        backend: BackendOption = Backend.auto,
+        out: Annotated[
+            Path | None,
+            typer.Option(help="Where to write the proof (default INPUT.proof; checked before any work)."),
+        ] = None,
+        force: ForceOption = False,
+        hex_flag: Annotated[
+            bool,
+            typer.Option(
+                "--hex", help="Print the proof as hex on stdout (proof: <hex>, as lotus-bench does); no file "
+                "unless --out."
+            ),
+        ] = False,
+        backend: ConfiguredBackendOption = None,
         params_dir: ParamsDirOption = None,
+        config: ConfigOption = None,
         json_flag: JsonOption = False,
     ) -> None:
-        """One-shot proof of a C1; exit 0 only if the proof verified."""
+        """One-shot proof of a C1 or ProofData through the agent's proof pipeline ([prover] of the
+        configuration); exit 0 only if every partition verified."""
         from agent.cli.prove import prove_cmd
 
-        prove_cmd(input, miner, sector, out, backend, params_dir, json_flag)
+        prove_cmd(
+            input, miner, sector, out, backend, params_dir, config=config, json_flag=json_flag,
+            hex_flag=hex_flag, force=force,
+        )
 
     @app.command()
     def verify(
-        input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON.")],
-        proof: Annotated[Path, typer.Option(help="Proof bytes (192 per partition).")],
+        input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON; - reads stdin.")],
+        proof: Annotated[
+            Path,
+            typer.Option(help="Proof bytes (192 per partition) or their hex (prove --hex); - reads stdin."),
+        ],
         miner: MinerOption = None,
         sector: SectorOption = None,
         params_dir: ParamsDirOption = None,
+        config: ConfigOption = None,
     ) -> None:
         """Verify a proof for a C1/ProofData."""
         from agent.cli.prove import verify_cmd
 
-        verify_cmd(input, proof, miner, sector, params_dir)
+        verify_cmd(input, proof, miner, sector, params_dir, config=config)
 
     @app.command()
     def status(config: ConfigOption = None, json_flag: JsonOption = False) -> None:
