@@ -79,6 +79,29 @@ def require_params(path: Path, work: Work) -> None:
         fail(f"missing parameter file {path} ({hint})", EXIT_USAGE)
 
 
+class Pace:
+    """The proof's time left from its partitions: done so far, at the pace since the first began."""
+
+    def __init__(self, partitions: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.partitions = partitions
+        self.clock = clock
+        self.first: float | None = None
+        self.done = 0
+
+    def began(self) -> None:
+        if self.first is None:
+            self.first = self.clock()
+
+    def finished(self) -> str:
+        """Count one partition done; ``(k/n partitions[, about T left])``."""
+        self.done += 1
+        left = None
+        if self.first is not None and self.done < self.partitions:
+            left = (self.clock() - self.first) / self.done * (self.partitions - self.done)
+        tail = f", about {_duration(left)} left" if left else ""
+        return f"({self.done}/{self.partitions} partitions{tail})"
+
+
 class ProgressView:
     """The live view of one proof on stderr: a setup row (circuit, parameters, key: once per process) and a
     row per partition showing the stage in progress and the times of those done. Fed by the pipeline's
@@ -92,6 +115,7 @@ class ProgressView:
             transient=False,
         )
         self.partitions = partitions
+        self.pace = Pace(partitions)
         self._tasks: dict[int, TaskID] = {}
         self._done: dict[int, list[str]] = {}
 
@@ -113,12 +137,16 @@ class ProgressView:
             self._done[k] = []
         done = self._done[k]
         if ev.seconds is None:
+            if k >= 0:
+                self.pace.began()
             text = f"{self._label(k)}: {ev.stage}…  " + ", ".join(done)
             self.progress.update(task, description=text)
             return
         done.append(f"{ev.stage} {ev.seconds:.2f}s")
         finished = ev.stage in ("key", "verified", "NOT VERIFIED")
         text = f"{self._label(k)}: " + ", ".join(done)
+        if k >= 0 and finished:
+            text += "  " + self.pace.finished()
         self.progress.update(task, description=text, completed=1 if finished else 0)
 
 
@@ -144,8 +172,8 @@ def make_pipeline(settings: Settings, params_dir: Path, backend: Backend | None)
 
 class ProgressLog:
     """Progress without a terminal: one line on ``out`` per stage as it ends (the setup's also as they
-    start: a 32GiB circuit or parameter load takes minutes), each partition's line with the proof's time
-    left once a partition is done (partitions done so far, at the pace since the first began)."""
+    start: a 32GiB circuit or parameter load takes minutes), each partition's last line with the proof's time
+    left (:class:`Pace`)."""
 
     def __init__(
         self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic
@@ -154,19 +182,11 @@ class ProgressLog:
         self.out = out
         self.clock = clock
         self.t0 = clock()
-        self.first: float | None = None  # when the first partition began
-        self.done = 0
+        self.pace = Pace(partitions, clock)
         self._lock = threading.Lock()
 
     def _say(self, text: str) -> None:
         print(f"prove: {self.clock() - self.t0:7.1f} s  {text}", file=self.out or sys.stderr, flush=True)
-
-    def eta(self) -> float | None:
-        """Seconds left for the proof, once a partition is done."""
-        if not self.done or self.first is None:
-            return None
-        pace = (self.clock() - self.first) / self.done
-        return pace * (self.partitions - self.done)
 
     def __call__(self, ev: StageEvent) -> None:
         with self._lock:
@@ -177,19 +197,13 @@ class ProgressLog:
                     self._say(f"setup: {ev.stage} done in {ev.seconds:.2f} s")
                 return
             if ev.seconds is None:
-                if self.first is None:
-                    self.first = self.clock()
+                self.pace.began()
                 return
             where = f"partition {ev.partition + 1}/{self.partitions}: {ev.stage}"
             if ev.stage not in ("verified", "NOT VERIFIED"):
                 self._say(f"{where} done in {ev.seconds:.2f} s")
                 return
-            self.done += 1
-            left = self.eta()
-            tail = f" ({self.done}/{self.partitions} partitions" + (
-                f", about {_duration(left)} left)" if left and self.done < self.partitions else ")"
-            )
-            self._say(where + tail)
+            self._say(f"{where} {self.pace.finished()}")
 
 
 def _duration(seconds: float) -> str:

@@ -124,10 +124,12 @@ def test_progress_view_shows_stages_as_they_happen() -> None:
         assert "partition 1/2: witness…" in view.progress.tasks[1].description
         view(StageEvent("j", 0, 2, "witness", 0.25))
         view(StageEvent("j", 0, 2, "prove", 2.0))
+        view.pace.first = view.pace.clock() - 30.0  # the first partition began 30 s ago
         view(StageEvent("j", 0, 2, "verified", 0.01))
     text = console.export_text()
     assert "setup: params 1.50s" in text
-    assert "partition 1/2: witness 0.25s, prove 2.00s, verified 0.01s" in text
+    line = "partition 1/2: witness 0.25s, prove 2.00s, verified 0.01s  (1/2 partitions, about 30 s left)"
+    assert line in text
 
 
 def test_params_generate_records_its_file_as_checked(tmp_path: Path) -> None:
