@@ -11,13 +11,10 @@ remembers the per-point check.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import threading
 from pathlib import Path
-from typing import Any
 
-from agent.proving.parameters import FILECOIN_PARAMS_DIR
+from agent.proving.parameters import FILECOIN_PARAMS_DIR, FileRecord
 from porep.official_params import CHUNK, Verdict, classify, registry
 
 __all__ = [
@@ -67,53 +64,30 @@ def fetch_hint(size_label: str, directory: Path, *, update: bool = False) -> str
 
 class ParamDigests:
     """paramfetch digests (and BLAKE2b-256, computed in the same pass, for CheckedParams) of files, by path,
-    size and mtime."""
+    size and mtime (``params-digests.json`` in the cache directory)."""
 
     def __init__(self, cache: Path) -> None:
-        self.path = Path(cache) / "params-digests.json"
-        self._lock = threading.Lock()
+        self.record = FileRecord(Path(cache) / "params-digests.json")
 
-    def _entries(self) -> dict[str, dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def known(self, path: Path) -> dict[str, Any] | None:
-        st = path.stat()
-        with self._lock:
-            rec = self._entries().get(str(path.resolve()))
-        if rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
-            return rec
-        return None
+    def known(self, path: Path) -> dict[str, object] | None:
+        return self.record.current(path)
 
     def digests(self, path: Path) -> tuple[str, str]:
         """(paramfetch digest, BLAKE2b-256 hex) of ``path``; read once per file version."""
         rec = self.known(path)
         if rec is not None:
             return str(rec["paramfetch"]), str(rec["blake2b"])
-        st = path.stat()
         fetch, b256 = hashlib.blake2b(), hashlib.blake2b(digest_size=32)
         with open(path, "rb") as f:
             while block := f.read(CHUNK):
                 fetch.update(block)
                 b256.update(block)
-        entry = {
-            "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "paramfetch": fetch.hexdigest()[:32], "blake2b": b256.hexdigest(),
-        }
+        facts = {"paramfetch": fetch.hexdigest()[:32], "blake2b": b256.hexdigest()}
         try:
-            with self._lock:
-                entries = self._entries()
-                entries[str(path.resolve())] = entry
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-                tmp.write_text(json.dumps(entries, indent=1) + "\n")
-                os.replace(tmp, self.path)
+            self.record.put(path, facts)
         except OSError:
             pass  # a read-only cache: computed again next time
-        return str(entry["paramfetch"]), str(entry["blake2b"])
+        return facts["paramfetch"], facts["blake2b"]
 
 
 def verdict(path: Path, digests: ParamDigests | None = None) -> Verdict:

@@ -268,8 +268,9 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
         fail(f"--out {out}: {anchor} is not writable", EXIT_USAGE)
 
 
-# temporary files of gpu.groth16.params.ParamsWriter, of its _atomic_write, of agent.proving.ensure_dev_params
-LEFTOVER_GLOBS = ("*.params.tmp", "*.vk.tmp", ".*.tmp-*")
+# temporary files of gpu.groth16.params.ParamsWriter (NAME.params.tmp) and of gpu.files (.NAME.PID.TID.tmp: the
+# .vk and .meta.json), left only by a run killed outright
+LEFTOVER_GLOBS = ("*.params.tmp", ".*.tmp")
 
 
 def _template_sizes(pt: Any, update: bool) -> Any:

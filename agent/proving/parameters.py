@@ -35,6 +35,7 @@ __all__ = [
     "FILECOIN_PARAMS_DIR",
     "IN_PLACE",
     "CheckedParams",
+    "FileRecord",
     "Progress",
     "blank_r1cs",
     "default_params_dir",
@@ -78,30 +79,58 @@ def file_digest(path: Path, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
-class CheckedParams:
-    """Parameter files whose full per-point check passed, by BLAKE2b digest, size and mtime (a JSON file in
-    the cache directory). Same size and mtime as recorded: trusted without reading it; otherwise the digest
-    decides (the same bytes copied or touched stay trusted, changed bytes are checked again)."""
+class FileRecord:
+    """Facts about files, kept by resolved path in one JSON file of the cache directory and valid while a file
+    keeps its size and mtime: reading a 47 GB parameter file again to learn the same fact costs minutes. The
+    record is rewritten whole or not at all (``gpu.files``)."""
 
-    def __init__(self, cache: Path) -> None:
-        self.path = Path(cache) / "params-checked.json"
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self._lock = threading.Lock()
 
-    def _entries(self) -> dict[str, dict[str, object]]:
+    def entries(self) -> dict[str, dict[str, object]]:
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
 
-    def trusted(self, path: Path) -> bool:
+    def current(self, path: Path) -> dict[str, object] | None:
+        """What is recorded of ``path``, when it still has the recorded size and mtime."""
         st = path.stat()
         with self._lock:
-            entries = self._entries()
-        rec = entries.get(str(path.resolve()))
+            rec = self.entries().get(str(path.resolve()))
         if rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
+            return rec
+        return None
+
+    def put(self, path: Path, facts: Mapping[str, object]) -> dict[str, object]:
+        """Record ``facts`` of ``path`` as it is now (its size and mtime with them); returns the entry."""
+        from gpu.files import atomic_write
+
+        st = path.stat()
+        entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **facts}
+        with self._lock:
+            entries = self.entries()
+            entries[str(path.resolve())] = entry
+            atomic_write(self.path, json.dumps(entries, indent=1) + "\n")
+        return entry
+
+
+class CheckedParams:
+    """Parameter files whose full per-point check passed, by BLAKE2b digest, size and mtime
+    (``params-checked.json`` in the cache directory). Same size and mtime as recorded: trusted without reading
+    it; otherwise the digest decides (the same bytes copied or touched stay trusted, changed bytes are checked
+    again)."""
+
+    def __init__(self, cache: Path) -> None:
+        self.record_file = FileRecord(Path(cache) / "params-checked.json")
+
+    def trusted(self, path: Path) -> bool:
+        if self.record_file.current(path) is not None:
             return True
-        same_size = [r for r in entries.values() if r.get("size") == st.st_size]
+        size = path.stat().st_size
+        same_size = [r for r in self.record_file.entries().values() if r.get("size") == size]
         if not same_size:
             return False
         digest = file_digest(path)
@@ -112,14 +141,7 @@ class CheckedParams:
 
     def record(self, path: Path, digest: str | None = None) -> None:
         """Note that ``path`` (as it is now) passed the check, or was generated here."""
-        st = path.stat()
-        entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "blake2b": digest or file_digest(path)}
-        from gpu.files import atomic_write
-
-        with self._lock:
-            entries = self._entries()
-            entries[str(path.resolve())] = entry
-            atomic_write(self.path, json.dumps(entries, indent=1) + "\n")
+        self.record_file.put(path, {"blake2b": digest or file_digest(path)})
 
 
 def blank_r1cs(pt: ProofType | UpdateProofType, cache: Path | None = None) -> R1CS:
