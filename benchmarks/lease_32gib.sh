@@ -11,7 +11,8 @@
 # Rehearsal on a CPU machine: SIZE=2KiB BACKEND=cpu WARM=1 STEADY=2 bash benchmarks/lease_32gib.sh start
 # KIND=snap (P22): the same run for a SnapDeals update request (`psagent snap synth`, `params generate --update`);
 # the path check (p2k, paths) is PoRep's and is skipped. Beside a PoRep run in the same hold (the two 32GiB
-# files do not fit the disk together): remove its parameters, then
+# files do not fit the disk together): remove its parameters (rm -rf /tmp/psagent-lease/params
+# /dev/shm/psagent-lease-params), then
 #   KIND=snap W=/tmp/psagent-snap NUMBA_DIR=/tmp/psagent-lease/numba SITE=/tmp/psagent-lease/site \
 #       bash benchmarks/lease_32gib.sh start
 # (NUMBA_DIR: the kernels the PoRep run compiled; SITE: the wheels it installed).
@@ -209,7 +210,7 @@ EOF
             sfree=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1 | tr -d ' '); sfree=${sfree:-0}
             PARAMS_DIR=$W/params
             if (( (dfree < need + 3000000000 || (DISK_MBS > 0 && DISK_MBS < 700)) && sfree > need + 4000000000 )); then
-                PARAMS_DIR=/dev/shm/psagent-params
+                PARAMS_DIR=/dev/shm/$(basename "$W")-params
                 note "params: into memory (/dev/shm): disk ${dfree} bytes free at ${DISK_MBS} MB/s"
             fi
         fi
@@ -222,7 +223,8 @@ EOF
         fi
         step params 1500 "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size "$SIZE" "${update[@]}" \
             --backend "$BACKEND" --test-seed 7 --out "$PARAMS_DIR" || { note "params failed: stopping"; return 1; }
-        result params_file 0 0 "\"bytes\": $(stat -c %s "$PARAMS_DIR"/*.params), \"rss_gib\": \"$(peak_rss params)\""
+        result params_file 0 0 "\"bytes\": $(stat -c %s "$(ls -t "$PARAMS_DIR"/*.params | head -1)"), \
+\"dir\": \"$PARAMS_DIR\", \"rss_gib\": \"$(peak_rss params)\""
     fi
     if has e2e && [[ $SIZE == 32GiB || $SIZE == 64GiB ]] && [[ $BACKEND == cuda && $PSAGENT_PARAMS_TO_DEVICE != 1 ]]; then
         note "e2e: skipped: without the device parameter load the host decodes ~47 GB (~1000 s at 2KiB's rate)"
