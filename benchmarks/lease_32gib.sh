@@ -24,7 +24,7 @@
 #           `bench e2e --plan-only` needs it; params generate and the proof then only tile it)
 #   p2k     (cuda) `params generate --sector-size 2KiB --backend cuda --test-seed 7`
 #   paths   (cuda) benchmarks/device_paths.py on the 2KiB C1: host vs device parameter load, host vs device
-#           SpMV, the CPU backend; all proofs the same bytes and verified. A failure turns the failing device
+#           SpMV (and the CPU backend with PATHS_CPU=1); all proofs the same bytes and verified. A failure turns the failing device
 #           path off for the rest (PSAGENT_DEVICE_SPMV / PSAGENT_PARAMS_TO_DEVICE)
 #   plan    `bench e2e --plan-only`: host and device bytes per stage, computed by the admission formulas
 #   params  `params generate --sector-size SIZE --backend BACKEND --test-seed 7` (disk checked first)
@@ -165,7 +165,7 @@ t = time.perf_counter(); pa(c1, 0, cache_dir=sys.argv[2]); print(f'witness 0: {t
         local f; f=$(ls "$W"/p2k/*.params 2>/dev/null | head -1)
         if [[ -n $f ]]; then
             step paths 420 "$PY" benchmarks/device_paths.py --c1 "$W/c1_2k.json" --params "$f" --miner 1000 \
-                --sector 1 --cache "$W/cache" --cpu --json "$W/paths.json"
+                --sector 1 --cache "$W/cache" ${PATHS_CPU:+--cpu} --json "$W/paths.json"
             if [[ -f $W/paths.json ]]; then
                 "$PY" - "$W/paths.json" >"$W/paths.flags" <<'EOF'
 import json, sys
