@@ -232,6 +232,15 @@ EOF
         STEPS=${STEPS/e2e/}
     fi
     PARAMS_DIR=${PARAMS_DIR:-$W/params}
+    if has e2e && [[ $BACKEND == cuda && ($SIZE == 32GiB || $SIZE == 64GiB) ]]; then
+        # an 80 GB card holds a 32GiB key and one partition's buffers (75 GB planned) but not the resident
+        # R1CS and its scratch as well (81 GB): A.w, B.w, C.w on the host there
+        local mib; mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
+        if [[ -n $mib && $mib -lt 100000 && $PSAGENT_DEVICE_SPMV == 1 ]]; then
+            export PSAGENT_DEVICE_SPMV=0
+            note "e2e: ${mib} MiB of device memory: the device SpMV off for $SIZE (host SpMV)"
+        fi
+    fi
     if has e2e; then
         rm -rf "$W/export"
         step e2e 1500 "${TIMEV[@]}" "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" "${sector[@]}" \
