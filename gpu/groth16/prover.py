@@ -572,8 +572,9 @@ def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str
 
 def _own_h(d_h: Any) -> Any:
     """h in its own device array, the (3, n, 8) H-step buffer it was a row of released now: the MSMs' sort
-    buffers then take the place of a, b, c instead of coming on top (at 2^27: 12.9 GB held 4.3 GB, what lets
-    a 32GiB partition fit an 80 GB card). Numba frees device memory lazily, so the pending frees are flushed."""
+    buffers then take the place of a, b, c instead of coming on top (at 2^27: 12.9 GB held 4.3 GB, what
+    lets a 32GiB partition fit an 80 GB card). Numba frees device memory lazily, so the pending frees are
+    flushed."""
     from numba import cuda
 
     h = cuda.device_array(d_h.shape, dtype=np.uint32)
