@@ -1,15 +1,15 @@
-"""Prometheus metrics of the agent and of the engine server, each process in its own registry (no global state
-shared between agents or tests).
+"""Prometheus metrics of the agent and of the engine server, each process in its own registry (no global
+state shared between agents or tests).
 
-Named like Curio's (``curio_psvc_proofshare_*``, ``curio_harmonytask_*``) and cuzk's (``cuzk_proofs_completed``,
-``cuzk_queue_depth``) where the meaning is the same, under ``psagent_`` (``_total`` counters, ``_seconds``
-histograms, ``_bytes`` / ``_attofil`` units in the name). Two sets:
+Named like Curio's (``curio_psvc_proofshare_*``, ``curio_harmonytask_*``) and cuzk's
+(``cuzk_proofs_completed``, ``cuzk_queue_depth``) where the meaning is the same, under ``psagent_``
+(``_total`` counters, ``_seconds`` histograms, ``_bytes`` / ``_attofil`` units in the name). Two sets:
 
-* :class:`ProverMetrics`: what a prover knows, recorded by ``agent.proving.prover.AdmittedProver`` when it is
-  given one: proofs by kind and outcome, whole-proof and per-partition stage durations, each device (busy time,
-  jobs, memory), parameters loaded, the queue depth, build info and start time. The engine server exports
-  the same set; :meth:`ProverMetrics.snapshot` is the prover half of ``/status`` (cuzk's GetStatus: devices,
-  loaded parameters, totals, uptime).
+* :class:`ProverMetrics`: what a prover knows, recorded by ``agent.proving.prover.AdmittedProver`` when it
+  is given one: proofs by kind and outcome, whole-proof and per-partition stage durations, each device (busy
+  time, jobs, memory), parameters loaded, the queue depth, build info and start time. The engine server
+  exports the same set; :meth:`ProverMetrics.snapshot` is the prover half of ``/status`` (cuzk's GetStatus:
+  devices, loaded parameters, totals, uptime).
 * :class:`AgentMetrics`: the provider on top (recorded by ``agent.service``): requests matched, asks and 429s,
   the price asked, submissions by outcome, the deadline margin of each submitted proof, earnings, the
   readiness gate, loop errors and the last one per loop, per-stage durations.
@@ -20,19 +20,25 @@ kinds (porep, snap), outcomes, stage and loop names, device labels, proof type n
 
 from __future__ import annotations
 
+import logging
 import platform
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from agent.store import RequestState
+
+if TYPE_CHECKING:
+    from agent.exporter import Exporter
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "KINDS",
@@ -41,6 +47,7 @@ __all__ = [
     "AgentMetrics",
     "DeviceLedger",
     "ProverMetrics",
+    "QueueDepth",
     "device_label",
 ]
 
@@ -99,7 +106,9 @@ class DeviceLedger(Collector):
         self._devices: dict[str, _Device] = {}
         self._lock = threading.Lock()
 
-    def add(self, label: str, *, name: str, backend: str, total_bytes: int = 0, budget_bytes: int = 0) -> None:
+    def add(
+        self, label: str, *, name: str, backend: str, total_bytes: int = 0, budget_bytes: int = 0
+    ) -> None:
         with self._lock:
             d = self._devices.setdefault(label, _Device(label, name, backend))
             d.name, d.backend, d.total_bytes, d.budget_bytes = name, backend, total_bytes, budget_bytes
@@ -136,33 +145,40 @@ class DeviceLedger(Collector):
             out = []
             for d in self._devices.values():
                 running = sorted(d.running.items(), key=lambda kv: kv[1][0])
-                out.append({
-                    "device": d.label,
-                    "name": d.name,
-                    "backend": d.backend,
-                    "busy": bool(running),
-                    "busy_seconds": round(d.busy_s + sum(now - t for _, (t, _k) in running), 3),
-                    "jobs_running": len(running),
-                    "jobs_done": d.jobs_done,
-                    "current_job_id": running[0][0] if running else "",
-                    "current_proof_kind": running[0][1][1] if running else "",
-                    "memory_total_bytes": d.total_bytes,
-                    "memory_budget_bytes": d.budget_bytes,
-                    "memory_reserved_bytes": d.reserved_bytes,
-                    "memory_peak_bytes": d.peak_bytes,
-                })
+                out.append(
+                    {
+                        "device": d.label,
+                        "name": d.name,
+                        "backend": d.backend,
+                        "busy": bool(running),
+                        "busy_seconds": round(d.busy_s + sum(now - t for _, (t, _k) in running), 3),
+                        "jobs_running": len(running),
+                        "jobs_done": d.jobs_done,
+                        "current_job_id": running[0][0] if running else "",
+                        "current_proof_kind": running[0][1][1] if running else "",
+                        "memory_total_bytes": d.total_bytes,
+                        "memory_budget_bytes": d.budget_bytes,
+                        "memory_reserved_bytes": d.reserved_bytes,
+                        "memory_peak_bytes": d.peak_bytes,
+                    }
+                )
             return out
 
     def collect(self) -> Iterable[Any]:
         devices = self.snapshot()
         busy = CounterMetricFamily(
-            "psagent_device_busy_seconds", "Seconds a device held a proving job (running jobs counted so far)",
+            "psagent_device_busy_seconds",
+            "Seconds a device held a proving job (running jobs counted so far)",
             labels=["device"],
         )
         jobs = GaugeMetricFamily("psagent_device_jobs", "Proving jobs running on a device", labels=["device"])
-        done = CounterMetricFamily("psagent_device_jobs_done", "Proving jobs a device finished", labels=["device"])
+        done = CounterMetricFamily(
+            "psagent_device_jobs_done", "Proving jobs a device finished", labels=["device"]
+        )
         info = GaugeMetricFamily(
-            "psagent_device_info", "A proving device (1): its name and backend", labels=["device", "name", "backend"]
+            "psagent_device_info",
+            "A proving device (1): its name and backend",
+            labels=["device", "name", "backend"],
         )
         memory = {
             key: GaugeMetricFamily(f"psagent_device_memory_{key}_bytes", text, labels=["device"])
@@ -184,6 +200,40 @@ class DeviceLedger(Collector):
         yield from (busy, jobs, done, info, *memory.values())
 
 
+class QueueDepth(Collector):
+    """``psagent_queue_depth{state}``: the last counts set, or, given a ``source``, the counts it reads when
+    scraped (the agent's store: right at every scrape, and after a restart)."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, int] = {}
+        self._source: Callable[[], Mapping[Any, int]] | None = None
+        self._lock = threading.Lock()
+
+    def set(self, counts: Mapping[Any, int]) -> None:
+        with self._lock:
+            self._values = {str(k): int(v) for k, v in counts.items()}
+
+    def read_from(self, source: Callable[[], Mapping[Any, int]]) -> None:
+        self._source = source
+
+    def values(self) -> dict[str, int]:
+        if self._source is not None:
+            try:
+                self.set(self._source())
+            except Exception as e:  # noqa: BLE001 - a scrape shows the last counts rather than failing
+                log.warning("queue depth: %s: %s (showing the last counts)", type(e).__name__, e)
+        with self._lock:
+            return dict(self._values)
+
+    def collect(self) -> Iterable[Any]:
+        g = GaugeMetricFamily(
+            "psagent_queue_depth", "Work by state (the agent: requests in the store)", labels=["state"]
+        )
+        for state, n in self.values().items():
+            g.add_metric([state], n)
+        yield g
+
+
 class ProverMetrics:
     """The prover's series (see the module docstring), in ``registry`` (a new one by default)."""
 
@@ -200,26 +250,35 @@ class ProverMetrics:
             self.started_at
         )
         self.proofs = Counter(
-            "psagent_proofs", "Proofs computed, by kind and outcome (verified, invalid, error, unchecked)",
-            ["kind", "outcome"], registry=r,
+            "psagent_proofs",
+            "Proofs computed, by kind and outcome (verified, invalid, error, unchecked)",
+            ["kind", "outcome"],
+            registry=r,
         )
         for kind in KINDS:
             for outcome in PROOF_OUTCOMES:
                 self.proofs.labels(kind=kind, outcome=outcome)
         self.proof_seconds = Histogram(
-            "psagent_proof_seconds", "Seconds per proof on its device (every partition, verified)", ["kind"],
-            buckets=_PROOF_BUCKETS, registry=r,
+            "psagent_proof_seconds",
+            "Seconds per proof on its device (every partition, verified)",
+            ["kind"],
+            buckets=_PROOF_BUCKETS,
+            registry=r,
         )
         self.partition_seconds = Histogram(
-            "psagent_partition_seconds", "Seconds per partition by stage (witness, a/b/c, groth16, verify, …)",
-            ["kind", "stage"], buckets=_PARTITION_BUCKETS, registry=r,
+            "psagent_partition_seconds",
+            "Seconds per partition by stage (witness, a/b/c, groth16, verify, …)",
+            ["kind", "stage"],
+            buckets=_PARTITION_BUCKETS,
+            registry=r,
         )
-        self.queue = Gauge(
-            "psagent_queue_depth", "Work by state (the agent: requests in the store)", ["state"], registry=r
-        )
+        self.queue = QueueDepth()
+        r.register(self.queue)
         self.params = Gauge(
-            "psagent_params_loaded", "1 when a proof type's parameters are loaded on every device",
-            ["proof_type", "kind"], registry=r,
+            "psagent_params_loaded",
+            "1 when a proof type's parameters are loaded on every device",
+            ["proof_type", "kind"],
+            registry=r,
         )
         self.devices = DeviceLedger()
         r.register(self.devices)
@@ -228,9 +287,8 @@ class ProverMetrics:
 
     # -- recording ---------------------------------------------------------------------------------------
 
-    def set_queue(self, counts: dict[RequestState, int] | dict[str, int]) -> None:
-        for state, n in counts.items():
-            self.queue.labels(state=str(state)).set(n)
+    def set_queue(self, counts: Mapping[RequestState, int] | Mapping[str, int]) -> None:
+        self.queue.set(counts)
 
     def params_loaded(self, proof_type: str, kind: str) -> None:
         with self._lock:
@@ -284,44 +342,62 @@ class ProverMetrics:
             "loaded_parameters": [
                 {"proof_type": pt, "kind": kind, "loaded_at": at} for (pt, kind), at in loaded
             ],
-            "proofs": {
-                outcome: self.count(self.proofs, outcome=outcome) for outcome in PROOF_OUTCOMES
-            },
+            "proofs": {outcome: self.count(self.proofs, outcome=outcome) for outcome in PROOF_OUTCOMES},
         }
+
+    def serve(self, listen: str, **pages: Any) -> Exporter:
+        """Expose /metrics (and, given ``status``/``page``, /status and /) on HOST:PORT: see
+        :mod:`agent.exporter`. Returns the running listener."""
+        from agent.exporter import Exporter
+
+        return Exporter(self.registry, **pages).start(listen)
 
 
 class AgentMetrics(ProverMetrics):
-    """The agent's series: the prover's (the agent's ``AdmittedProver`` records into the same registry) and the
-    provider's (see the module docstring)."""
+    """The agent's series: the prover's (the agent's ``AdmittedProver`` records into the same registry) and
+    the provider's (see the module docstring)."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         super().__init__(registry, role="agent")
         r = self.registry
-        self.added = Counter("psagent_requests_added", "Requests matched by the market and recorded", registry=r)
-        self.asks = Counter("psagent_asks_created", "Work asks created", registry=r)
-        self.rate_limited = Counter(
-            "psagent_asks_rate_limited", "Ask rounds ended by a 429", registry=r
+        self.added = Counter(
+            "psagent_requests_added", "Requests matched by the market and recorded", registry=r
         )
+        self.asks = Counter("psagent_asks_created", "Work asks created", registry=r)
+        self.rate_limited = Counter("psagent_asks_rate_limited", "Ask rounds ended by a 429", registry=r)
         self.price = Gauge("psagent_ask_price_attofil", "The price asked per proof (attoFIL)", registry=r)
         self.submissions = Counter(
-            "psagent_submissions", "Proofs submitted, by kind and the market's answer (accepted, rejected, gone)",
-            ["kind", "outcome"], registry=r,
+            "psagent_submissions",
+            "Proofs submitted, by kind and the market's answer (accepted, rejected, gone)",
+            ["kind", "outcome"],
+            registry=r,
         )
         for kind in KINDS:
             for outcome in SUBMIT_OUTCOMES:
                 self.submissions.labels(kind=kind, outcome=outcome)
         self.margin_seconds = Histogram(
-            "psagent_deadline_margin_seconds", "Seconds left before the deadline when a proof was accepted",
-            ["kind"], buckets=_MARGIN_SECONDS_BUCKETS, registry=r,
+            "psagent_deadline_margin_seconds",
+            "Seconds left before the deadline when a proof was accepted",
+            ["kind"],
+            buckets=_MARGIN_SECONDS_BUCKETS,
+            registry=r,
         )
         self.margin_ratio = Histogram(
             "psagent_deadline_margin_ratio",
             "Fraction of the deadline window left when a proof was accepted (0: at or past the deadline)",
-            ["kind"], buckets=_MARGIN_RATIO_BUCKETS, registry=r,
+            ["kind"],
+            buckets=_MARGIN_RATIO_BUCKETS,
+            registry=r,
         )
+        for kind in KINDS:  # present from the start: a first late proof is an increase, not a new series
+            self.margin_seconds.labels(kind=kind)
+            self.margin_ratio.labels(kind=kind)
         self.stage_seconds = Histogram(
-            "psagent_stage_seconds", "Seconds per request stage (fetch, prove_verify, submit)", ["stage"],
-            buckets=_STAGE_BUCKETS, registry=r,
+            "psagent_stage_seconds",
+            "Seconds per request stage (fetch, prove_verify, submit)",
+            ["stage"],
+            buckets=_STAGE_BUCKETS,
+            registry=r,
         )
         self.paid = Counter("psagent_paid_attofil", "attoFIL paid by vouchers received", registry=r)
         self.cumulative = Gauge(
@@ -329,8 +405,10 @@ class AgentMetrics(ProverMetrics):
         )
         self.ready = Gauge("psagent_ready", "1 when the readiness gate is open (asks allowed)", registry=r)
         self.gate = Gauge(
-            "psagent_readiness_gate", "1 for the readiness gate's current state (warming, open, failed, …)",
-            ["state"], registry=r,
+            "psagent_readiness_gate",
+            "1 for the readiness gate's current state (warming, open, failed, …)",
+            ["state"],
+            registry=r,
         )
         self.clock_offset = Gauge(
             "psagent_market_clock_offset_seconds",
@@ -339,8 +417,10 @@ class AgentMetrics(ProverMetrics):
         )
         self.errors = Counter("psagent_loop_errors", "Errors survived by a loop", ["loop"], registry=r)
         self.last_error_at = Gauge(
-            "psagent_loop_last_error_timestamp_seconds", "When a loop last survived an error (Unix time)",
-            ["loop"], registry=r,
+            "psagent_loop_last_error_timestamp_seconds",
+            "When a loop last survived an error (Unix time)",
+            ["loop"],
+            registry=r,
         )
         self.last_errors: dict[str, tuple[float, str]] = {}  # loop -> (time, one line): /status shows them
 
@@ -353,10 +433,15 @@ class AgentMetrics(ProverMetrics):
             self.last_errors[loop] = (now, error)
 
     def submitted(
-        self, kind: str, outcome: str, *, obtained_at: float | None = None, deadline: float | None = None,
+        self,
+        kind: str,
+        outcome: str,
+        *,
+        obtained_at: float | None = None,
+        deadline: float | None = None,
         now: float | None = None,
     ) -> None:
-        """A submission's outcome; an accepted proof's deadline margin (seconds and fraction of its window)."""
+        """A submission's outcome; an accepted proof's deadline margin (seconds, fraction of its window)."""
         kind = kind or "porep"
         self.submissions.labels(kind=kind, outcome=outcome).inc()
         if outcome != "accepted" or deadline is None:
@@ -387,10 +472,3 @@ class AgentMetrics(ProverMetrics):
             "submissions": {o: self.count(self.submissions, outcome=o) for o in SUBMIT_OUTCOMES},
         }
         return out
-
-    def serve(self, listen: str, **pages: Any) -> Any:
-        """Expose /metrics (and, given ``status``/``page``, /status and /) on HOST:PORT: see
-        :mod:`agent.exporter`. Returns the running listener."""
-        from agent.exporter import Exporter
-
-        return Exporter(self.registry, **pages).start(listen)

@@ -260,8 +260,8 @@ def start_metrics(
         return None
     try:
         if view is None:
-            return metrics.serve(listen)  # type: ignore[no-any-return]
-        return metrics.serve(listen, status=view.document, page=view.page)  # type: ignore[no-any-return]
+            return metrics.serve(listen)
+        return metrics.serve(listen, status=view.document, page=view.page)
     except OSError as exc:
         raise ConfigError(f"metrics.listen = {listen}: {exc}") from None
 
@@ -298,7 +298,6 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
 
     from agent.config import SUBMIT_UNVERIFIED_ENV
     from agent.metrics import AgentMetrics
-
     from agent.status import StatusView
 
     wallet = load_wallet(settings)

@@ -193,6 +193,7 @@ class Agent:
         self.check = check
         self.warm_up = warm_up
         self.metrics = metrics or AgentMetrics()
+        self.metrics.queue.read_from(store.counts)  # each scrape reads the store's counts
         self.notifier = notifier or Notifier()
         self.owner = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
         self.stages = replace(settings.stages, owner=self.owner)
@@ -467,6 +468,10 @@ class Agent:
             finally:
                 beats_over.set()
 
+        loops = ["requester", "fetcher", "submitter", "warm_up"]
+        loops += [f"prover{i}" for i in range(self.settings.prover_slots)]
+        for name in loops:  # every loop's error series from the start (an alert sees the first error rise)
+            self.metrics.errors.labels(loop=name)
         async with anyio.create_task_group() as background:
             background.start_soon(self._heartbeat)
             background.start_soon(fleet_beats)

@@ -42,7 +42,7 @@ def _dur(s: float | None) -> str:
 
 
 def _gib(n: int) -> str:
-    return "-" if not n else f"{n / 2**30:.2f} GiB"
+    return f"{n / 2**30:.2f} GiB" if n else "0"
 
 
 def _v(key: str, value: Any, text: str | None = None, tag: str = "span") -> str:
@@ -55,7 +55,7 @@ def _bars(key: str, hours: list[dict[str, Any]], field: str, unit: str) -> str:
     """24 bars, one per clock hour, the running hour last; a bar's ``data-v`` is its raw value."""
     values = [int(h[field]) for h in hours]
     top = max(values) or 1
-    w, h, left, bottom, top_pad = 720, 170, 64, 24, 14
+    w, h, left, bottom, top_pad = 600, 170, 70, 24, 14
     bw = (w - left - 8) / len(values)
     plot_h = h - bottom - top_pad
     label_top = fil(top) if unit == "FIL" else str(top)
@@ -84,7 +84,8 @@ def _bars(key: str, hours: list[dict[str, Any]], field: str, unit: str) -> str:
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
-header{background:#1d2330;color:#fff;padding:12px 20px;display:flex;gap:24px;align-items:baseline;flex-wrap:wrap}
+header{background:#1d2330;color:#fff;padding:12px 20px;display:flex;gap:24px;align-items:baseline;
+ flex-wrap:wrap}
 header h1{font-size:18px;margin:0}
 main{padding:16px 20px;display:grid;grid-template-columns:repeat(auto-fit,minmax(360px,1fr));gap:16px}
 section{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:12px 14px}
@@ -93,6 +94,8 @@ h2{font-size:15px;margin:0 0 8px}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:3px 8px 3px 0;border-bottom:1px solid #eef0f3;vertical-align:top}
 th{font-weight:600;color:#4a5262}
+.charts{display:flex;gap:24px;flex-wrap:wrap;margin-top:14px}svg.chart{max-width:100%;height:auto}
+td.t{white-space:nowrap}
 .cards{display:flex;gap:12px;flex-wrap:wrap}
 .card{background:#f7f8fa;border:1px solid #e3e6eb;border-radius:6px;padding:8px 12px;min-width:130px}
 .card b{display:block;font-size:20px}
@@ -100,9 +103,14 @@ th{font-weight:600;color:#4a5262}
 .gate-open{background:#1f8f4e}.gate-warming,.gate-starting{background:#b07d00}
 .gate-failed,.gate-unhealthy{background:#c0392b}.gate-stopping,.gate-stopped{background:#6b7280}
 svg.chart .bar{fill:#3b6fd8}svg.chart .axis{stroke:#8a92a3}svg.chart .grid{stroke:#e3e6eb}
-svg.chart .ylab{font-size:11px;text-anchor:end;fill:#4a5262}svg.chart .xlab{font-size:11px;text-anchor:middle;fill:#4a5262}
+svg.chart .ylab{font-size:11px;text-anchor:end;fill:#4a5262}
+svg.chart .xlab{font-size:11px;text-anchor:middle;fill:#4a5262}
 .err{color:#a3281c}.muted{color:#6b7280}code{font-size:12px}
 """
+
+
+def _card(label: str, key: str, value: Any, text: str | None = None) -> str:
+    return f'<div class="card">{escape(label)}{_v(key, value, text, tag="b")}</div>'
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -110,6 +118,7 @@ def render(doc: dict[str, Any]) -> str:
     g = doc["gate"]
     day = doc["last_24h"]
     totals = doc["totals"]
+    earned_day, earned = day["earned_attofil"], totals["earned_attofil"]
     out = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         '<meta http-equiv="refresh" content="15"><meta name="viewport" content="width=device-width">',
@@ -117,29 +126,27 @@ def render(doc: dict[str, Any]) -> str:
         "<header><h1>psagent</h1>",
         f'<span>gate <span class="gate gate-{escape(g["state"])}" data-k="gate.state" '
         f'data-v="{escape(g["state"])}">{escape(g["state"])}</span></span>',
-        f'<span>{_v("gate.reason", g["reason"])}</span>' if g["reason"] else "",
-        f'<span>up {_v("uptime_seconds", doc["uptime_seconds"], _dur(doc["uptime_seconds"]))}</span>',
+        f"<span>{_v('gate.reason', g['reason'])}</span>" if g["reason"] else "",
+        f"<span>up {_v('uptime_seconds', doc['uptime_seconds'], _dur(doc['uptime_seconds']))}</span>",
         f'<span class="muted">version {_v("version", doc["version"])} · {escape(_t(doc["now"]))}</span>',
         "</header><main>",
         '<section class="wide"><h2>Last 24 hours</h2><div class="cards">',
-        f'<div class="card">proofs{_v("last_24h.proofs", day["proofs"], tag="b")}</div>',
-        f'<div class="card">earned{_v("last_24h.earned_attofil", day["earned_attofil"], fil(day["earned_attofil"]), tag="b")}</div>',
-        f'<div class="card">proofs completed{_v("totals.proofs_completed", totals["proofs_completed"], tag="b")}</div>',
-        f'<div class="card">earned in all{_v("totals.earned_attofil", totals["earned_attofil"], fil(totals["earned_attofil"]), tag="b")}</div>',
-        f'<div class="card">failed{_v("totals.proofs_failed", totals["proofs_failed"], tag="b")}</div>',
-        f'<div class="card">gone{_v("totals.proofs_gone", totals["proofs_gone"], tag="b")}</div>',
+        _card("proofs (24 h)", "last_24h.proofs", day["proofs"]),
+        _card("earned (24 h)", "last_24h.earned_attofil", earned_day, fil(earned_day)),
+        _card("proofs completed", "totals.proofs_completed", totals["proofs_completed"]),
+        _card("earned in all", "totals.earned_attofil", earned, fil(earned)),
+        _card("failed", "totals.proofs_failed", totals["proofs_failed"]),
+        _card("gone", "totals.proofs_gone", totals["proofs_gone"]),
     ]
     if doc.get("price_attofil") is not None:
-        out.append(
-            f'<div class="card">price asked{_v("price_attofil", doc["price_attofil"], fil(doc["price_attofil"]), tag="b")}</div>'
-        )
+        out.append(_card("price asked", "price_attofil", doc["price_attofil"], fil(doc["price_attofil"])))
     out += [
-        "</div>",
-        "<h2 style='margin-top:14px'>Proofs per hour</h2>",
+        "</div><div class=charts><div><h2>Proofs per hour</h2>",
         _bars("last_24h.proofs_per_hour", day["hours"], "proofs", "proofs"),
-        "<h2>Earnings per hour</h2>",
+        "</div><div><h2>Earnings per hour</h2>",
         _bars("last_24h.earned_per_hour", day["hours"], "earned_attofil", "FIL"),
-        "</section>",
+        "</div></div><p class=muted>clock hours in UTC, the running hour last; from the store "
+        "(accepted proofs, vouchers received)</p></section>",
     ]
     # the queue
     out.append("<section><h2>Queue</h2><table><tr><th>state</th><th>requests</th></tr>")
@@ -147,8 +154,10 @@ def render(doc: dict[str, Any]) -> str:
         out.append(f"<tr><td>{escape(state)}</td><td>{_v(f'requests.{state}', n)}</td></tr>")
     out.append("</table>")
     if doc["queues"]:
-        out.append("<table style='margin-top:8px'><tr><th>kind</th><th>pending</th><th>proving</th>"
-                   "<th>to submit</th></tr>")
+        out.append(
+            "<table style='margin-top:8px'><tr><th>kind</th><th>pending</th><th>proving</th>"
+            "<th>to submit</th></tr>"
+        )
         for q in doc["queues"]:
             k = q["proof_kind"] or "not fetched"
             out.append(
@@ -160,11 +169,15 @@ def render(doc: dict[str, Any]) -> str:
     oldest = doc.get("oldest_unfinished_s")
     out.append(f"<p class=muted>oldest unfinished: {_v('oldest_unfinished_s', oldest, _dur(oldest))}</p>")
     asks = doc["asks"]
-    out.append(f"<p class=muted>asks: {_v('asks.active', asks.get('active', 0))} active, "
-               f"{_v('asks.matched', asks.get('matched', 0))} matched</p></section>")
+    out.append(
+        f"<p class=muted>asks: {_v('asks.active', asks.get('active', 0))} active, "
+        f"{_v('asks.matched', asks.get('matched', 0))} matched</p></section>"
+    )
     # devices
-    out.append("<section><h2>Devices</h2><table><tr><th>device</th><th>state</th><th>busy</th>"
-               "<th>jobs</th><th>memory</th></tr>")
+    out.append(
+        "<section><h2>Devices</h2><table><tr><th>device</th><th>state</th><th>busy</th>"
+        "<th>jobs</th><th>memory</th></tr>"
+    )
     for d in doc["devices"]:
         key = f"devices.{d['device']}"
         state = f"proving {d['current_proof_kind']}" if d["busy"] else "idle"
@@ -181,8 +194,10 @@ def render(doc: dict[str, Any]) -> str:
         out.append("<tr><td colspan=5 class=muted>no proving device registered</td></tr>")
     out.append("</table><h2 style='margin-top:12px'>Parameters loaded</h2><ul>")
     for p in doc["loaded_parameters"]:
-        out.append(f"<li>{_v('loaded_parameters', p['proof_type'])} <span class=muted>({escape(p['kind'])}, "
-                   f"since {escape(_t(p['loaded_at']))})</span></li>")
+        out.append(
+            f"<li>{_v('loaded_parameters', p['proof_type'])} <span class=muted>({escape(p['kind'])}, "
+            f"since {escape(_t(p['loaded_at']))})</span></li>"
+        )
     if not doc["loaded_parameters"]:
         out.append("<li class=muted>none yet</li>")
     out.append("</ul></section>")
@@ -191,23 +206,28 @@ def render(doc: dict[str, Any]) -> str:
     for name, loop in doc.get("loops", {}).items():
         out.append(
             f"<tr><td>{escape(name)}</td><td>{_v(f'loops.{name}.errors', loop['errors'])}</td>"
-            f"<td class=err>{escape(loop['last_error'])} <span class=muted>{escape(_t(loop['last_error_at']))}"
-            "</span></td></tr>"
+            f"<td class=err>{escape(loop['last_error'])} "
+            f"<span class=muted>{escape(_t(loop['last_error_at']))}</span></td></tr>"
         )
     if not doc.get("loops"):
         out.append("<tr><td colspan=3 class=muted>no loop error since the start</td></tr>")
     out.append("</table></section>")
-    out.append('<section class="wide"><h2>Recent failures</h2><table><tr><th>when</th><th>request</th>'
-               "<th>kind</th><th>reason</th></tr>")
+    out.append(
+        '<section class="wide"><h2>Recent failures</h2><table><tr><th>when</th><th>request</th>'
+        "<th>kind</th><th>reason</th></tr>"
+    )
     for i, f in enumerate(doc["recent_failures"]):
         out.append(
-            f"<tr><td>{escape(_t(f['at']))}</td><td><code>{_v(f'recent_failures.{i}.request_cid', f['request_cid'])}"
-            f"</code></td><td>{escape(f['kind'] or '-')}</td>"
+            f"<tr><td class=t>{escape(_t(f['at']))}</td>"
+            f"<td><code>{_v(f'recent_failures.{i}.request_cid', f['request_cid'])}</code></td>"
+            f"<td>{escape(f['kind'] or '-')}</td>"
             f"<td class=err>{_v(f'recent_failures.{i}.error', f['error'])}</td></tr>"
         )
     if not doc["recent_failures"]:
         out.append("<tr><td colspan=4 class=muted>none</td></tr>")
     out.append("</table></section></main>")
-    out.append('<footer style="padding:0 20px 16px" class=muted>machine-readable: <a href="/status">/status</a> · '
-               '<a href="/metrics">/metrics</a></footer></body></html>')
+    out.append(
+        '<footer style="padding:0 20px 16px" class=muted>machine-readable: <a href="/status">/status</a> · '
+        '<a href="/metrics">/metrics</a></footer></body></html>'
+    )
     return "".join(out)

@@ -84,11 +84,11 @@ class AdmittedProver:
         self.metrics = metrics
         if metrics is not None:
             for slot in self.slots:
-                budget = self.admission.budgets.get(slot.index)
+                held = self.admission.budgets.get(slot.index)
                 metrics.devices.add(
                     device_label(slot.index), name=slot.name, backend=self.backend,
                     total_bytes=0 if slot.simulated else slot.total_memory(),
-                    budget_bytes=budget.total if budget is not None else 0,
+                    budget_bytes=held.total if held is not None else 0,
                 )
 
     @property
