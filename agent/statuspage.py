@@ -94,7 +94,8 @@ h2{font-size:15px;margin:0 0 8px}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:3px 8px 3px 0;border-bottom:1px solid #eef0f3;vertical-align:top}
 th{font-weight:600;color:#4a5262}
-.charts{display:flex;gap:24px;flex-wrap:wrap;margin-top:14px}svg.chart{max-width:100%;height:auto}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:24px;margin-top:14px}
+svg.chart{width:100%;height:auto}
 td.t{white-space:nowrap}
 .cards{display:flex;gap:12px;flex-wrap:wrap}
 .card{background:#f7f8fa;border:1px solid #e3e6eb;border-radius:6px;padding:8px 12px;min-width:130px}
