@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _opsview import GIB, PROOF_TYPE, AgentThread, Scenario, StandInPipeline, wait_for  # tests/agent on sys.path
+from _opsview import GIB, PROOF_TYPE, AgentThread, Scenario, StandInPipeline, wait_for  # tests/agent
 from _standin import parsed_only
 
 from agent.metrics import AgentMetrics, DeviceLedger, ProverMetrics
@@ -154,7 +154,7 @@ def test_status_hours_failures_and_queues_from_the_store(tmp_path: Path) -> None
     assert doc["oldest_unfinished_s"] == 90.0 and doc["gate"]["state"] == "starting"
     page = render(doc)
     assert "fetch: &lt;b&gt;corrupt&lt;/b&gt;" in page and "<b>corrupt</b>" not in page
-    assert "http://" not in page and "https://" not in page and "<script" not in page  # nothing from elsewhere
+    assert "http://" not in page and "https://" not in page and "<script" not in page  # no outside asset
     assert fil(5 * 10**15) == "0.005 FIL" and fil(0) == "0 FIL" and fil(10**18) == "1 FIL"
 
 
