@@ -67,12 +67,16 @@ class StandInPipeline:
         warm_up_error: str | None = None,
         stall: threading.Event | None = None,
         job_bytes: int = 2 * GIB,
+        cache: Path | None = None,
     ) -> None:
+        import tempfile
+
         from agent.admission import HostBudget
 
         self.engines = tuple(_Engine(Device(i, f"sim-{i}", (0, 0), True)) for i in range(devices))
         self.host = HostBudget(64 * GIB)
-        self.params_dir = Path("/nonexistent-stand-in-params")
+        self.params_dir = Path("/nonexistent-stand-in-params")  # no files: the gate logs no verdict
+        self.cache = cache if cache is not None else Path(tempfile.mkdtemp(prefix="psagent-standin-"))
         self.delay_s = delay_s
         self.corrupt = corrupt
         self.warm_up_error = warm_up_error
@@ -163,7 +167,6 @@ class Scenario:
     deadline_s: float | None = None  # the requester's deadline window (None: the market's 45 minutes)
     retry_budget_s: float = 10.0  # the market client's retry budget per call
     early: bool = False  # its loops start before Prometheus's first scrape (see test_prometheus)
-    preload_fetched: int = 0  # requests fetched by an earlier run, waiting in the store when it starts
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -191,11 +194,10 @@ class AgentThread:
         ).start()
         self.store_path = store or directory / f"{s.name}.db"
         self.store = SqliteStore(self.store_path)
-        for i in range(s.preload_fetched):
-            self._preload(pool.make(), 10_000 + i)
         self.metrics = AgentMetrics()
         self.pipeline = StandInPipeline(
-            s.devices, delay_s=s.delay_s, corrupt=s.corrupt, warm_up_error=s.warm_up_error, stall=self.stall
+            s.devices, delay_s=s.delay_s, corrupt=s.corrupt, warm_up_error=s.warm_up_error, stall=self.stall,
+            cache=directory / f"{s.name}-cache",
         )
         self.prover = AdmittedProver(
             self.pipeline,
@@ -220,16 +222,6 @@ class AgentThread:
         self._portal: Any = None
         self._done: Any = None
         self._runtime = runtime
-
-    def _preload(self, data: bytes, service_id: int) -> None:
-        from market.mock.state import request_cid
-
-        now = time.time()
-        row = self.store.add_request(
-            service_id, request_cid(data), service_id, obtained_at=now, deadline=now + 2700
-        )
-        assert row is not None
-        self.store.store_data(row.row_id, data, "porep")
 
     @property
     def url(self) -> str:

@@ -29,6 +29,8 @@ from typing import Any
 import pytest
 from _opsview import AgentThread, Scenario, binary, chromium_run, keep_screenshot, wait_for
 
+from agent.store import RequestState
+
 REPO = Path(__file__).resolve().parents[2]
 ALERTS = REPO / "contrib" / "prometheus" / "alerts.yml"
 DASHBOARD = REPO / "contrib" / "grafana" / "psagent.json"
@@ -40,9 +42,9 @@ SCENARIOS = {
     "no-demand": Scenario("no-demand", demand=0, early=True),
     "invalid": Scenario("invalid", corrupt=0),
     "late": Scenario("late", deadline_s=1.0, delay_s=1.2),
-    # restarted with fetched work waiting (Prometheus sees it from its first scrape), then wedged before
-    # any device is granted
-    "stalled": Scenario("stalled", devices=2, water=4, slots=4, stall=True, preload_fetched=4),
+    # wedged before any device is granted, with fetched work waiting: Prometheus first looks once it is
+    # so (the rule asks for a whole window of waiting work)
+    "stalled": Scenario("stalled", devices=2, water=4, slots=4, stall=True, early=True),
     "market-errors": Scenario(
         "market-errors", faults="poll:500", retry_budget_s=0.3, extra={"error_backoff_max_s": 0.5}
     ),
@@ -55,6 +57,13 @@ MADE_FOR = {
     "PsagentDeadlineMarginLow": "late",
     "PsagentDeviceIdleWithWork": "stalled",
     "PsagentLoopErrorsRising": "market-errors",
+}
+
+# what an early scenario reaches before Prometheus first looks
+EARLY = {
+    "no-demand": ("the gate open", lambda a: a.metrics.ready._value.get() == 1),
+    "stalled": ("both provers stuck and work fetched", lambda a: a.store.counts()[RequestState.PROVING] == 2
+                and a.store.counts()[RequestState.FETCHED] >= 1),
 }
 
 pytestmark = pytest.mark.slow
@@ -111,7 +120,8 @@ def agents(challenge_pool: Any, tmp_path: Path) -> Iterator[dict[str, AgentThrea
             started[name] = AgentThread(s, challenge_pool, tmp_path).serve()
             if s.early:
                 started[name].run()
-                wait_for(f"{name}: the gate open", lambda a=started[name]: a.metrics.ready._value.get() == 1)
+                what, reached = EARLY[name]
+                wait_for(f"{name}: {what}", lambda a=started[name], r=reached: r(a), timeout=30)
         yield started
     finally:
         for a in started.values():
