@@ -190,7 +190,8 @@ EOF
         step plan 300 "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" --backend "$BACKEND" --plan-only
     fi
     if has params; then
-        local need=$("$PY" - "$SIZE" "$KIND" 2>>"$W/summary.log" <<'EOF'
+        local need stem
+        read -r need stem < <("$PY" - "$SIZE" "$KIND" 2>>"$W/summary.log" <<'EOF'
 import sys
 from agent.proving.pipeline import memory_plan_of
 from gpu.groth16.plan import params_file_bytes
@@ -201,7 +202,7 @@ else:
     from porep.prooftypes import proof_type
     pt = proof_type(f"StackedDrg{sys.argv[1]}V1_1")
 sizes, _ = memory_plan_of(pt, cuda=False, device_spmv=False)  # the circuit follows the proof type
-print(params_file_bytes(sizes))
+print(params_file_bytes(sizes), pt.param_stem)  # the stem: a PoRep and a Snap file may share the directory
 EOF
 )
         if [[ -z ${PARAMS_DIR:-} ]]; then  # the disk unless it is short of room or slow and memory can hold it
@@ -222,7 +223,7 @@ EOF
         fi
         step params 1500 "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size "$SIZE" "${update[@]}" \
             --backend "$BACKEND" --test-seed 7 --out "$PARAMS_DIR" || { note "params failed: stopping"; return 1; }
-        result params_file 0 0 "\"bytes\": $(stat -c %s "$PARAMS_DIR"/*.params), \"rss_gib\": \"$(peak_rss params)\""
+        result params_file 0 0 "\"bytes\": $(stat -c %s "$PARAMS_DIR/$stem.params"), \"rss_gib\": \"$(peak_rss params)\""
     fi
     if has e2e && [[ $SIZE == 32GiB || $SIZE == 64GiB ]] && [[ $BACKEND == cuda && $PSAGENT_PARAMS_TO_DEVICE != 1 ]]; then
         note "e2e: skipped: without the device parameter load the host decodes ~47 GB (~1000 s at 2KiB's rate)"

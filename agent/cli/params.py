@@ -268,8 +268,8 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
         fail(f"--out {out}: {anchor} is not writable", EXIT_USAGE)
 
 
-# temporary files of gpu.groth16.params.ParamsWriter (NAME.params.tmp) and of gpu.files (.NAME.PID.TID.tmp: the
-# .vk and .meta.json), left only by a run killed outright
+# temporary files of gpu.groth16.params.ParamsWriter (NAME.params.tmp) and of gpu.files (.NAME.PID.TID.tmp:
+# the .vk and .meta.json), left only by a run killed outright
 LEFTOVER_GLOBS = ("*.params.tmp", ".*.tmp")
 
 
