@@ -22,7 +22,10 @@ from typing import Any
 import anyio
 
 from agent.config import Settings
+from agent.exporter import Exporter
+from agent.metrics import AgentMetrics
 from agent.service import Agent, AgentSettings, RunSummary
+from agent.status import StatusView
 
 __all__ = ["DRY_RUN_PROOF", "run_dry"]
 
@@ -125,7 +128,8 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
     # the dry run's work is the 2KiB sector it seals: that is what its gate loads and its agent proves
     prover_config = settings.prover.model_copy(update={"accepted_proof_types": [DRY_RUN_PROOF]})
     settings = settings.model_copy(update={"prover": prover_config})
-    prover = runtime.build_prover(settings, params_dir=params_dir, cache=cache)
+    metrics = AgentMetrics()
+    prover = runtime.build_prover(settings, params_dir=params_dir, cache=cache, metrics=metrics)
     console.print(f"prover backend: {prover.backend}, {prover.capacity} slot(s)")
     wallet = Wallet.generate()
     rules = MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1)
@@ -137,6 +141,8 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
     ) as market:
         console.print(f"mock market on {market.base_url}; throwaway wallet {wallet.address.encode('f')}")
         store = SqliteStore(Path(tmp) / "agent.db", discard_inputs=settings.retention.discard_inputs)
+        view = StatusView(store, metrics, price_attofil=rules.demand_price)
+        exporter = _serve(settings, metrics, view, console)
 
         def tune(s: AgentSettings) -> AgentSettings:
             req = replace(
@@ -147,10 +153,30 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
 
         async def main() -> RunSummary:
             async with runtime.market_client(settings, wallet, url=market.base_url) as client:
-                agent = runtime.build_agent(settings, client, store, prover, tune=tune)
+                agent = runtime.build_agent(settings, client, store, prover, metrics=metrics, tune=tune)
+                view.attach(agent)
                 return await _drive(agent, max_proofs, sys.stderr.isatty(), console)
 
         try:
             return anyio.run(main)
         finally:
+            if exporter is not None:
+                exporter.stop()
             store.close()
+
+
+def _serve(settings: Settings, metrics: AgentMetrics, view: StatusView, console: Any) -> Exporter | None:
+    """The operator's listener as ``psagent run`` has it (``metrics.listen``); a dry run goes on without it
+    when the address is taken (a running agent on this host), saying so."""
+    from agent import runtime
+    from agent.config import ConfigError
+
+    try:
+        exporter = runtime.start_metrics(settings, metrics, view)
+    except ConfigError as e:
+        console.print(f"status page not served: {e}")
+        return None
+    if exporter is not None:
+        host, port = exporter.address
+        console.print(f"status page: http://{host}:{port}/  (JSON: /status, Prometheus: /metrics)")
+    return exporter

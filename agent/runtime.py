@@ -33,10 +33,12 @@ from agent.stages import Prover, StageSettings, accepting
 from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_store
 
 if TYPE_CHECKING:
-    from agent.metrics import AgentMetrics
+    from agent.exporter import Exporter
+    from agent.metrics import AgentMetrics, ProverMetrics
     from agent.proving.pipeline import ProofPipeline
     from agent.proving.prover import AdmittedProver
     from agent.proving.work import Work
+    from agent.status import StatusView
     from gpu.device import Device
     from market.client import MarketClient, RetryPolicy
     from market.wallet import Wallet
@@ -168,10 +170,12 @@ def build_prover(
     params_dir: Path | None = None,
     cache: Path | None = None,
     list_devices: Callable[[], Sequence[Device]] | None = None,
+    metrics: ProverMetrics | None = None,
 ) -> AdmittedProver:
     """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
     slot and ``memory_budget_gib`` of budget, every partition verified unless ``verify_before_submit`` is
-    false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``."""
+    false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
+    ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters."""
     from agent.proving.prover import AdmittedProver
 
     p = settings.prover
@@ -183,6 +187,7 @@ def build_prover(
         accepted_update=snap,
         device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
         verify=p.verify_before_submit,
+        metrics=metrics,
     )
 
 
@@ -208,16 +213,20 @@ def agent_settings(settings: Settings, *, prover_slots: int = 1, max_attempts: i
     )
 
 
-def start_metrics(settings: Settings, metrics: AgentMetrics) -> bool:
-    """The Prometheus exporter on ``metrics.listen`` (an empty value: none). Returns whether it serves."""
+def start_metrics(
+    settings: Settings, metrics: AgentMetrics, view: StatusView | None = None
+) -> Exporter | None:
+    """The operator's listener on ``metrics.listen`` (an empty value: none): /metrics, and with ``view`` the
+    /status document and the status page at /. Returns it, or None when none is configured."""
     listen = settings.metrics.listen
     if not listen:
-        return False
+        return None
     try:
-        metrics.serve(listen)
+        if view is None:
+            return metrics.serve(listen)
+        return metrics.serve(listen, status=view.document, page=view.page)
     except OSError as exc:
         raise ConfigError(f"metrics.listen = {listen}: {exc}") from None
-    return True
 
 
 def build_agent(
@@ -253,20 +262,24 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
 
     from agent.config import SUBMIT_UNVERIFIED_ENV
     from agent.metrics import AgentMetrics
+    from agent.status import StatusView
+
     wallet = preflight(settings)  # what `psagent status --config` checks too
-    prover = build_prover(settings)
+    metrics = AgentMetrics()
+    prover = build_prover(settings, metrics=metrics)
     store = open_configured_store(settings)
     if not settings.prover.verify_before_submit:
         log.warning("prover.verify_before_submit = false (%s=1): proofs are submitted unverified",
                     SUBMIT_UNVERIFIED_ENV)
     try:
-        metrics = AgentMetrics()
-        start_metrics(settings, metrics)
+        view = StatusView(store, metrics, price_attofil=settings.market.price_attofil)
+        start_metrics(settings, metrics, view)
 
         async def main() -> RunSummary:
             async with market_client(settings, wallet) as client:
                 gate = gate_file(settings)
                 agent = build_agent(settings, client, store, prover, metrics=metrics, gate=gate)
+                view.attach(agent)
                 return await agent.run(max_proofs=max_proofs)
 
         return anyio.run(main)

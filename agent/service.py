@@ -64,7 +64,7 @@ from agent.stages import (
     request_work,
     submit_one,
 )
-from agent.store import AskState, RequestState, Store, in_worker
+from agent.store import AskState, RequestRow, RequestState, Store, in_worker
 from market.client import AlreadyAccepted
 from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 
@@ -203,6 +203,7 @@ class Agent:
         self.check = check
         self.warm_up = warm_up
         self.metrics = metrics or AgentMetrics()
+        self.metrics.queue.read_from(store.counts)  # each scrape reads the store's counts
         self.notifier = notifier or Notifier()
         self.owner = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
         self.stages = replace(settings.stages, owner=self.owner)
@@ -277,7 +278,7 @@ class Agent:
             except Exception as e:
                 why = last_failure = f"warm-up failed: {type(e).__name__}: {e}"
                 self._set_gate("failed", why)
-                self.metrics.errors.labels(loop="warm_up").inc()
+                self.metrics.loop_error("warm_up", why)
                 log.error("%s (no asks; trying again in %.0f s)", why, backoff)
                 with anyio.move_on_after(backoff):
                     await self._stop_asking.wait()
@@ -299,7 +300,7 @@ class Agent:
             try:
                 found = await step()
             except Exception as e:
-                self.metrics.errors.labels(loop=name).inc()
+                self.metrics.loop_error(name, f"{type(e).__name__}: {e}")
                 self.fleet.note_error(f"{name}: {type(e).__name__}: {e}")
                 log.warning("%s: %s: %s (retrying in %.0f s)", name, type(e).__name__, e, backoff)
                 with anyio.move_on_after(backoff):
@@ -321,6 +322,8 @@ class Agent:
         self.loop_counters.rounds += 1
         self.loop_counters.record(r)
         self.metrics.asks.inc(r.asks_created)
+        self.metrics.added.inc(r.added)
+        self.metrics.price.set(s.price_attofil)
         if r.rate_limited:
             self.metrics.rate_limited.inc()
         self._interval = next_interval(self._interval, r, s)
@@ -360,12 +363,10 @@ class Agent:
             return False
         self.metrics.stage_seconds.labels(stage="prove_verify").observe(time.perf_counter() - t0)
         if row.state is RequestState.COMPUTED:
-            self.metrics.proofs.labels(outcome="verified").inc()
             self._healed("a proof verified")
         elif row.state in (RequestState.FETCHED, RequestState.FAILED) and row.proof is None:
             self._prover_failures += 1
             self._last_failure = time.monotonic()
-            self.metrics.proofs.labels(outcome="not_verified").inc()
             if self._prover_failures == UNHEALTHY_AFTER:
                 log.error(
                     "prover unhealthy (3 failures in a row): no new asks until a proof verifies "
@@ -403,7 +404,7 @@ class Agent:
                     await _in_daemon_thread(self.warm_up)
             except Exception as e:
                 self._last_failure = time.monotonic()
-                self.metrics.errors.labels(loop="self_test").inc()
+                self.metrics.loop_error("self_test", f"{type(e).__name__}: {e}")
                 log.error("self-test while unhealthy failed: %s: %s (gate stays closed)", type(e).__name__, e)
                 continue
             if (self._prover_failures, self._last_failure) == (failures, since):  # no failure meanwhile
@@ -415,16 +416,28 @@ class Agent:
         if row is None:
             return False
         self.metrics.stage_seconds.labels(stage="submit").observe(time.perf_counter() - t0)
+        await self._record_submission(row)
         if row.state is RequestState.SUBMITTED:
-            self.metrics.proofs.labels(outcome="accepted").inc()
-            payments = await in_worker(self.store.payments)
-            if payments:
-                self.metrics.cumulative.set(payments[-1].cumulative_amount)
             self._accepted += 1
             if self._max_proofs is not None and self._accepted >= self._max_proofs:
                 log.info("%d proof(s) accepted: stopping as asked", self._accepted)
                 self._done.set()
         return True
+
+    async def _record_submission(self, row: RequestRow) -> None:
+        """A submission's outcome in the metrics: the market's answer, an accepted proof's deadline margin
+        and its voucher."""
+        outcome = {
+            RequestState.SUBMITTED: "accepted", RequestState.GONE: "gone", RequestState.FAILED: "rejected"
+        }.get(row.state)
+        if outcome is None:
+            return
+        self.metrics.submitted(row.kind, outcome, obtained_at=row.obtained_at, deadline=row.deadline)
+        if outcome == "accepted" and not row.pow:
+            payments = await in_worker(self.store.payments)
+            if payments and payments[-1].request_cid == row.request_cid:
+                self.metrics.paid.inc(payments[-1].amount)
+                self.metrics.cumulative.set(payments[-1].cumulative_amount)
 
     async def _withdraw_asks(self) -> None:
         """Withdraw every active ask (each withdrawal is one market call; a failure is logged, not fatal)."""
@@ -490,6 +503,10 @@ class Agent:
             finally:
                 beats_over.set()
 
+        loops = ["requester", "fetcher", "submitter", "warm_up"]
+        loops += [f"prover{i}" for i in range(self.settings.prover_slots)]
+        for name in loops:  # every loop's error series from the start (an alert sees the first error rise)
+            self.metrics.errors.labels(loop=name)
         async with anyio.create_task_group() as background:
             background.start_soon(self._heartbeat)
             background.start_soon(fleet_beats)
@@ -526,6 +543,7 @@ class Agent:
                         )
                         if done is None:
                             break
+                        await self._record_submission(done)
                     except Exception as e:
                         log.warning("drain: submit failed: %s", e)
                         break

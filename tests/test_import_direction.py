@@ -59,6 +59,8 @@ AGENT_RANK = {
     "agent.sdnotify": (0,),
     "agent.admission": (0,),
     "agent.store": (0,),
+    "agent.exporter": (0,),
+    "agent.statuspage": (0,),
     "agent.host": (0,),
     # above the configuration: the parameter files' kinds (official / development) and what `run` refuses
     # before it starts (shared with `status --config`)
@@ -76,6 +78,7 @@ AGENT_RANK = {
     "agent.stages": (2,),
     "agent.fleet": (2,),
     "agent.service": (3,),
+    "agent.status": (3, 5),
     "agent.runtime": (4,),
     "agent.dryrun": (5,),
     "agent.doctor": (5,),

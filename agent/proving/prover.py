@@ -15,11 +15,13 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded
+from agent.metrics import ProverMetrics, device_label
 from agent.proving.pipeline import ProofPipeline, ProofResult
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work
@@ -56,10 +58,13 @@ class AdmittedProver:
         admission: Admission | None = None,
         device_budget_bytes: int | None = None,
         verify: bool = True,
+        metrics: ProverMetrics | None = None,
     ) -> None:
         """``device_budget_bytes``: the device memory a device's proofs may reserve (config
         prover.memory_budget_gib; None: 90 % of the device's); ``verify``: pairing-check every partition
-        (False only under the debug switch of ``prover.verify_before_submit``)."""
+        (False only under the debug switch of ``prover.verify_before_submit``); ``metrics``: where proofs,
+        partition stages, device use and loaded parameters are recorded (the agent's or the engine
+        server's)."""
         self.pipeline = pipeline
         self.slots: tuple[Device, ...] = tuple(e.device or CPU_SLOT for e in pipeline.engines)
         if len({s.index for s in self.slots}) != len(self.slots):
@@ -72,6 +77,15 @@ class AdmittedProver:
         self.last: ProofResult | None = None
         self._charged: set[tuple[int, str]] = set()
         self._charge_lock = threading.Lock()
+        self.metrics = metrics
+        if metrics is not None:
+            for slot in self.slots:
+                held = self.admission.budgets.get(slot.index)
+                metrics.devices.add(
+                    device_label(slot.index), name=slot.name, backend=self.backend,
+                    total_bytes=0 if slot.simulated else slot.total_memory(),
+                    budget_bytes=held.total if held is not None else 0,
+                )
 
     @property
     def capacity(self) -> int:
@@ -103,6 +117,8 @@ class AdmittedProver:
                         f"{budget.total}"
                     )
                 budget.total -= nbytes
+                if self.metrics is not None:
+                    self.metrics.devices.set_budget(device_label(slot.index), budget.total)
             self._charged.add((engine, pt.param_stem))
         return nbytes
 
@@ -112,11 +128,43 @@ class AdmittedProver:
         for i in range(len(self.slots)):
             self.pipeline.shape(pt, engine=i)
             self.charge_resident(pt, i)
+        if self.metrics is not None:
+            from porep.snap.params import UpdateProofType
+
+            self.metrics.params_loaded(pt.name, "snap" if isinstance(pt, UpdateProofType) else "porep")
         return self.pipeline.job_device_bytes(pt)
 
     async def prove(self, work: Work, job_id: str) -> Proven:
         """The proof of every partition and the pipeline's verdict (each partition pairing-checked as it was
         proven, unless ``verify`` is off)."""
+        kind = work.kind.value
+        t0 = time.perf_counter()
+        try:
+            result, device = await self._prove(work, job_id)
+        except Exception:
+            if self.metrics is not None:
+                self.metrics.proof_done(kind, "error", seconds=time.perf_counter() - t0)
+            raise
+        self.last = result
+        st = result.stages()
+        report = result.report()
+        if self.metrics is not None:
+            outcome = "verified" if report.ok else "invalid" if False in report.partitions else "unchecked"
+            self.metrics.proof_done(
+                kind, outcome, seconds=result.wall_s, partitions=[p.stages for p in result.partitions]
+            )
+            self.metrics.devices.peak(device_label(device.index), result.device_peak_bytes)
+        log.info(
+            "%s: %d partition(s) %s in %.1f s on %s%s (witness %.1f s, Groth16 %.1f s, verify %.2f s; "
+            "RSS peak %s)",
+            job_id, len(result.partitions), report.diagnosis(), result.wall_s, result.backend,
+            "" if device is CPU_SLOT else f" device {device.index}",
+            st.get("witness", 0.0), st.get("groth16", 0.0), st.get("verify", 0.0),
+            _gib(result.rss_peak_bytes),
+        )
+        return Proven(result.proof, report)
+
+    async def _prove(self, work: Work, job_id: str) -> tuple[ProofResult, Device]:
         import anyio
 
         pt = work.proof_type
@@ -125,23 +173,18 @@ class AdmittedProver:
         async with self.admission.run_on_any(nbytes) as grant:
             engine = next(i for i, s in enumerate(self.slots) if s.index == grant.device.index)
             memory = grant.nbytes if grant.nbytes > 0 else None
-            result = await anyio.to_thread.run_sync(
-                lambda: self.pipeline.prove(
-                    work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify
+            with self._busy(device_label(grant.device.index), job_id, work.kind.value, grant.nbytes):
+                result = await anyio.to_thread.run_sync(
+                    lambda: self.pipeline.prove(
+                        work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify
+                    )
                 )
-            )
-        self.last = result
-        st = result.stages()
-        report = result.report()
-        log.info(
-            "%s: %d partition(s) %s in %.1f s on %s%s (witness %.1f s, Groth16 %.1f s, verify %.2f s; "
-            "RSS peak %s)",
-            job_id, len(result.partitions), report.diagnosis(), result.wall_s, result.backend,
-            "" if grant.device is CPU_SLOT else f" device {grant.device.index}",
-            st.get("witness", 0.0), st.get("groth16", 0.0), st.get("verify", 0.0),
-            _gib(result.rss_peak_bytes),
-        )
-        return Proven(result.proof, report)
+        return result, grant.device
+
+    def _busy(self, label: str, job_id: str, kind: str, nbytes: int) -> AbstractContextManager[None]:
+        if self.metrics is None:
+            return nullcontext()
+        return self.metrics.devices.busy(label, job_id, kind, nbytes)
 
     def warm_up(self) -> None:
         """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and
