@@ -15,10 +15,10 @@ in flight cancelled (their jobs with them: Curio retries the task) before exit.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import os
 import signal
+import socket
 import stat
 import threading
 from collections.abc import Callable
@@ -29,6 +29,7 @@ import anyio
 import grpc
 
 from agent.admission import CPU_SLOT
+from agent.config import parse_listen
 from agent.cuzk import proving_pb2 as pb
 from agent.cuzk import proving_pb2_grpc as pb_grpc
 from agent.cuzk.jobs import AmbiguousJob, EngineBusy, Job, JobNotFound, Jobs, JobState, Outcome
@@ -39,8 +40,7 @@ if TYPE_CHECKING:
     from agent.proving.prover import AdmittedProver
     from gpu.device import Device
 
-__all__ = ["MAX_MESSAGE_BYTES", "EngineServer", "EngineService", "answer_of", "parse_listen", "request_of",
-           "serve"]
+__all__ = ["MAX_MESSAGE_BYTES", "EngineServer", "EngineService", "answer_of", "check_listen", "request_of", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -231,28 +231,31 @@ def _device_name(job: Job) -> str:
 # -- binding ---------------------------------------------------------------------------------------------
 
 
-def parse_listen(listen: str) -> tuple[str, Path | None, bool]:
-    """(gRPC address, the socket path for a Unix socket, whether a TCP address is loopback only). A Unix
-    socket is ``unix:///absolute/path`` or ``unix:relative/path``; TCP is ``HOST:PORT`` (``[::1]:PORT``).
-    ValueError saying what is wrong."""
-    if listen.startswith("unix:"):
-        rest = listen[len("unix:"):]
-        path = rest[2:] if rest.startswith("//") else rest
-        if not path or path.endswith("/"):
-            raise ValueError(f"{listen!r}: no socket path (unix:///run/psagent/engine.sock)")
-        return f"unix:{path}", Path(path), True
-    host, sep, port = listen.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ValueError(f"{listen!r}: expected unix:///PATH or HOST:PORT")
-    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if bare == "localhost":
-        loopback = True
-    else:
+def check_listen(listen: str) -> None:
+    """Before any warm-up: OSError (one line) when ``listen`` cannot be bound — a missing or read-only socket
+    directory, a file in the socket's place, a TCP address in use or not on this host."""
+    address, path, _ = parse_listen(listen)
+    if path is not None:
+        parent = path.parent
+        if not parent.is_dir():
+            raise OSError(f"directory {parent} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise OSError(f"directory {parent} is not writable")
+        if path.is_symlink() or (path.exists() and not stat.S_ISSOCK(path.stat().st_mode)):
+            raise OSError(f"{path} exists and is not a socket")
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise OSError(f"{host}: {exc.strerror}") from None
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            loopback = ipaddress.ip_address(bare).is_loopback
-        except ValueError:
-            loopback = False  # a host name: whatever it resolves to
-    return listen, None, loopback
+            probe.bind(addr)
+        except OSError as exc:
+            raise OSError(exc.strerror) from None
 
 
 class EngineServer:
@@ -273,17 +276,16 @@ class EngineServer:
         host = self.address.rpartition(":")[0]
         return f"{host}:{self.port}"
 
+    def check(self) -> None:
+        """:func:`check_listen` of this server's address."""
+        check_listen(self.address)
+
     async def start(self) -> str:
         """Bind and serve; the target. OSError saying why the address cannot be bound."""
-        if self.socket is not None:
-            parent = self.socket.parent
-            if not parent.is_dir():
-                raise OSError(f"{self.address}: directory {parent} does not exist")
-            if self.socket.exists() or self.socket.is_symlink():
-                if not stat.S_ISSOCK(self.socket.lstat().st_mode):
-                    raise OSError(f"{self.address}: {self.socket} exists and is not a socket")
-                self.socket.unlink()  # left by an engine that did not stop cleanly
-        elif not self.loopback:
+        self.check()
+        if self.socket is not None and self.socket.exists():
+            self.socket.unlink()  # a socket left by an engine that did not stop cleanly
+        if self.socket is None and not self.loopback:
             log.warning(
                 "listening on %s: not loopback; anyone who reaches it can submit proofs (there is no "
                 "authentication: firewall it to Curio's hosts)", self.address
@@ -325,8 +327,9 @@ async def serve(
     stop: asyncio.Event | None = None,
     ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Warm up (in a thread), bind, tell systemd READY, ping its watchdog, and serve until SIGTERM / SIGINT
-    (or ``stop``); then stop accepting, cancel what is in flight and return."""
+    """Warm up (in a thread), bind, tell systemd READY and serve until SIGTERM / SIGINT (or ``stop``); then
+    stop accepting, cancel the calls in flight (and so their jobs) and return. systemd's watchdog is pinged
+    from the start, warm-up included."""
     notifier = notifier or Notifier()
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -335,23 +338,33 @@ async def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
             handled.append(sig)
+
+    async def watchdog() -> None:
+        interval = notifier.watchdog_interval_s or 5.0
+        while True:
+            notifier.watchdog()
+            await asyncio.sleep(interval)
+
+    pings = loop.create_task(watchdog(), name="psagent-engine-watchdog")
     try:
         if warm_up is not None:
             notifier.status("warming up: parameters, kernels, self-test proof")
-            await anyio.to_thread.run_sync(warm_up)
+            warming = loop.create_task(anyio.to_thread.run_sync(warm_up))
+            stopping = loop.create_task(stop.wait())
+            await asyncio.wait({warming, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not warming.done():
+                log.info("stopping during warm-up (its thread ends on its own)")
+                return
+            warming.result()
         target = await server.start()
         notifier.ready(f"serving cuzk.v1.ProvingEngine on {target}")
         if ready is not None:
             ready(target)
-        interval = notifier.watchdog_interval_s or 5.0
-        while not stop.is_set():
-            notifier.watchdog()
-            try:
-                await asyncio.wait_for(stop.wait(), interval)
-            except TimeoutError:
-                pass
+        await stop.wait()
         notifier.stopping("stopping: calls in flight are cancelled")
     finally:
+        pings.cancel()
         await server.stop()
         for sig in handled:
             loop.remove_signal_handler(sig)
