@@ -567,21 +567,23 @@ class ProofPipeline:
             """Take the next partition, wait for its assignment, prove it, verify it; keep ``lanes``
             partitions synthesised ahead of the lanes (never more, so host memory stays bounded)."""
             while not failed.is_set():
-                if cancel is not None and cancel.is_set():
-                    failed.set()
-                    with turn:
-                        turn.notify_all()
-                    raise ProofCancelled(f"{job_id}: cancelled before partition {cursor['taken']} of {n}")
                 with lock:
                     k = cursor["taken"]
                     if k >= n:
                         return
-                    cursor["taken"] = k + 1
-                    while cursor["submitted"] < min(n, k + 1 + lanes):
-                        j = cursor["submitted"]
-                        pending[j] = synth_pool.submit(synthesise, j)
-                        cursor["submitted"] = j + 1
-                    fut = pending.pop(k)
+                    stop = cancel is not None and cancel.is_set()
+                    if not stop:  # a cancelled proof starts nothing more; what was synthesised ahead is freed
+                        cursor["taken"] = k + 1
+                        while cursor["submitted"] < min(n, k + 1 + lanes):
+                            j = cursor["submitted"]
+                            pending[j] = synth_pool.submit(synthesise, j)
+                            cursor["submitted"] = j + 1
+                        fut = pending.pop(k)
+                if stop:
+                    failed.set()
+                    with turn:
+                        turn.notify_all()
+                    raise ProofCancelled(f"{job_id}: cancelled before partition {k} of {n}")
                 try:
                     asg, st = fut.result()
                     try:

@@ -108,16 +108,18 @@ def toy_prover(
 
 @asynccontextmanager
 async def running_engine(
-    prover: AdmittedProver, listen: str, *, max_pending: int = 10, **service: Any
+    prover: AdmittedProver, listen: str, *, max_pending: int = 10, check: Any = None, **service: Any
 ) -> AsyncIterator[tuple[Any, Any, Any]]:
-    """(the service, a ProvingEngine stub, the channel) of an engine serving on ``listen``."""
+    """(the service, a ProvingEngine stub, the channel) of an engine serving on ``listen``; ``check``: the
+    jobs' request → Work (default the real one)."""
     import grpc
 
     from agent.cuzk import proving_pb2_grpc as pb_grpc
     from agent.cuzk.jobs import Jobs
     from agent.cuzk.server import MAX_MESSAGE_BYTES, EngineServer, EngineService
 
-    svc = EngineService(Jobs(prover, max_pending=max_pending), prover, **service)
+    jobs = Jobs(prover, max_pending=max_pending, **({"check": check} if check is not None else {}))
+    svc = EngineService(jobs, prover, **service)
     server = EngineServer(svc, listen)
     target = await server.start()
     options = [("grpc.max_send_message_length", 512 << 20), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
