@@ -28,9 +28,9 @@ def serve(
 ) -> None:
     """Serve cuzk.v1.ProvingEngine (PoRep C2 and SnapDeals; PoSt is refused) until SIGTERM, on the prover
     section's devices and memory budget; engine.preload's parameters and a self-test proof before READY."""
-    from importlib.util import find_spec
-
-    if find_spec("grpc") is None:
+    try:
+        import grpc  # noqa: F401 - the engine extra
+    except ImportError:
         fail("psagent engine serve needs grpcio: pip install 'psagent[engine]'", EXIT_USAGE)
     settings = settings_or_exit(config)
     from agent import runtime
