@@ -244,7 +244,9 @@ class EngineConfig(_Section):
             if not ENGINE_CIRCUITS.fullmatch(cid):
                 if cid.startswith(("wpost-", "winning-")):
                     raise ValueError(f"{cid!r}: this engine does not serve PoSt")
-                raise ValueError(f"{cid!r} is not a circuit id (porep-32g, snap-32g, …, the test sizes 2k/8m/512m)")
+                raise ValueError(
+                    f"{cid!r} is not a circuit id (porep-32g, snap-32g, …, the test sizes 2k/8m/512m)"
+                )
         if len(set(v)) != len(v):
             raise ValueError(f"a circuit is named twice in {v}")
         return v

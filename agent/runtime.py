@@ -1,15 +1,16 @@
 """The composition root: the agent built from its configuration, one way for ``psagent run``, the dry run and
-the reliability harness.
+the reliability harness, and the proving engine for ``psagent engine serve``.
 
 Every key of ``[market]``, ``[prover]``, ``[store]``, ``[metrics]``, ``[retention]`` and ``[engine]`` is read
-here and nowhere else in the agent (``[logging]`` by the CLI's set-up): the wallet, the market client (timeouts, retry
-budget, size cap), the store (and whether ended requests keep their inputs), the prover (backend, every
-configured device with an admission slot, partitions in flight per device, the memory budget, the
-parameters directory, whether proofs are verified), the loops' settings and the metrics exporter. Callers
-that need a different piece (the dry run's mock market and throwaway wallet, the harness's fault seams)
-pass it in; everything else comes from here. Kept apart from the CLI so that nothing here prints or exits
-(a bad value is a :class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service`
-so the service stays free of configuration parsing.
+here and nowhere else in the agent (``[logging]`` by the CLI's set-up): the wallet, the market client
+(timeouts, retry budget, size cap), the store (and whether ended requests keep their inputs), the prover
+(backend, every configured device with an admission slot, partitions in flight per device, the memory
+budget, the parameters directory, whether proofs are verified), the loops' settings, the metrics exporter
+and the engine's address, job limit, socket mode and preloaded circuits. Callers that need a different
+piece (the dry run's mock market and throwaway wallet, the harness's fault seams) pass it in; everything
+else comes from here. Kept apart from the CLI so that nothing here prints or exits (a bad value is a
+:class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service` so the service
+stays free of configuration parsing.
 
 Also the status report (``psagent status``): the store and the running agent's gate file, read.
 """
@@ -376,8 +377,8 @@ def engine_prover(settings: Settings, **kw: Any) -> AdmittedProver:
 
 
 def serve_engine(settings: Settings, *, listen: str | None = None) -> None:
-    """``psagent engine serve``: Curio's proving engine on the agent's prover (``[prover]``), the parameters of
-    ``engine.preload`` loaded and a self-test proof verified before READY, until SIGTERM. ConfigError /
+    """``psagent engine serve``: Curio's proving engine on the agent's prover (``[prover]``), the parameters
+    of ``engine.preload`` loaded and a self-test proof verified before READY, until SIGTERM. ConfigError /
     EngineUnavailable (one line) before anything is loaded."""
     import anyio
 
@@ -386,7 +387,8 @@ def serve_engine(settings: Settings, *, listen: str | None = None) -> None:
     listen = engine_listen(settings, listen)
     if not settings.prover.verify_before_submit:
         raise ConfigError(
-            "prover.verify_before_submit = false: the engine answers only proofs whose every partition verified"
+            "prover.verify_before_submit = false: the engine answers only proofs whose every partition "
+            "verified"
         )
     prover = engine_prover(settings)
     for pt in map(circuit_proof_type, settings.engine.preload):

@@ -258,26 +258,28 @@ class Jobs:
         """COMPLETED only with a proof of the right length whose every partition verified."""
         times = self._times(job, proven)
         if not proven.report.ok:
-            return Outcome(Status.FAILED, error=f"the proof was not returned: {proven.report.diagnosis()}",
-                           **times)
+            why = f"the proof was not returned: {proven.report.diagnosis()}"
+            return replace(times, status=Status.FAILED, error=why)
         want = 192 * job.partitions
         if len(proven.proof) != want:
-            return Outcome(Status.FAILED, error=f"the prover returned {len(proven.proof)} bytes, not {want}",
-                           **times)
+            why = f"the prover returned {len(proven.proof)} bytes, not {want}"
+            return replace(times, status=Status.FAILED, error=why)
         if job.kind is not None:
             self.metrics.partitions.labels(proof_kind=job.kind_label).inc(job.partitions)
-        return Outcome(Status.COMPLETED, proof=proven.proof, **times)
+        return replace(times, status=Status.COMPLETED, proof=proven.proof)
 
-    def _times(self, job: Job, proven: Proven) -> dict[str, int]:
+    def _times(self, job: Job, proven: Proven) -> Outcome:
+        """The answer's timings (status still UNKNOWN)."""
         stages = proven.result.stages() if proven.result is not None else {}
         setup = sum(proven.result.setup.values()) if proven.result is not None else 0.0
         admitted = job.admitted_at if job.admitted_at is not None else job.submitted_at
-        return {
-            "queue_wait_ms": _ms(admitted - job.submitted_at),
-            "srs_load_ms": _ms(proven.setup_s + setup),
-            "synthesis_ms": _ms(stages.get("witness", 0.0) + stages.get("a/b/c", 0.0)),
-            "gpu_compute_ms": _ms(stages.get("groth16", 0.0)),
-        }
+        return Outcome(
+            Status.UNKNOWN,
+            queue_wait_ms=_ms(admitted - job.submitted_at),
+            srs_load_ms=_ms(proven.setup_s + setup),
+            synthesis_ms=_ms(stages.get("witness", 0.0) + stages.get("a/b/c", 0.0)),
+            gpu_compute_ms=_ms(stages.get("groth16", 0.0)),
+        )
 
     def _end(self, job: Job, outcome: Outcome) -> None:
         if not job.open:
@@ -297,7 +299,8 @@ class Jobs:
         if outcome.status is Status.COMPLETED:
             self.metrics.seconds.labels(proof_kind=job.kind_label).observe(now - job.submitted_at)
         if job.admitted_at is not None:
-            self.metrics.queue_wait.labels(proof_kind=job.kind_label).observe(job.admitted_at - job.submitted_at)
+            waited = job.admitted_at - job.submitted_at
+            self.metrics.queue_wait.labels(proof_kind=job.kind_label).observe(waited)
         level = logging.INFO if outcome.status is Status.COMPLETED else logging.WARNING
         log.log(level, "%s: %s%s (%.1f s)", job.job_id, outcome.status.name,
                 f": {outcome.error}" if outcome.error else "", now - job.submitted_at)

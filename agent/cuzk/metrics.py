@@ -25,7 +25,8 @@ class EngineMetrics:
             ["proof_kind"], registry=r,
         )
         self.attached = Counter(
-            "psagent_engine_calls_attached_total", "Calls that joined a running job (same request id and payload)",
+            "psagent_engine_calls_attached_total",
+            "Calls that joined a running job (same request id and payload)",
             registry=r,
         )
         self.refused = Counter(
@@ -33,7 +34,8 @@ class EngineMetrics:
             registry=r,
         )
         self.seconds = Histogram(
-            "psagent_engine_proof_seconds", "Seconds from submission to answer of completed jobs", ["proof_kind"],
+            "psagent_engine_proof_seconds", "Seconds from submission to answer of completed jobs",
+            ["proof_kind"],
             buckets=_SECONDS, registry=r,
         )
         self.queue_wait = Histogram(

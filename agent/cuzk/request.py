@@ -151,7 +151,9 @@ def circuit_proof_type(cid: str) -> ProofType | UpdateProofType:
     if kind == "snap":
         return for_sector_size(nbytes)
     name = next(
-        p.name for p in RegisteredSealProof if p.name.endswith("V1_1") and proof_type(p.name).sector_size == nbytes
+        p.name
+        for p in RegisteredSealProof
+        if p.name.endswith("V1_1") and proof_type(p.name).sector_size == nbytes
     )
     return proof_type(name)
 
@@ -220,7 +222,7 @@ def _porep(req: ProofRequest) -> Work:
         work = Work.from_bytes(wrapper.phase1_out, miner=req.miner_id, sector=req.sector_number, c1_only=True)
     except WorkError as exc:
         raise RequestError(f"Phase1Out: {_one_line(exc)}") from None
-    if work.proof_type.id != declared.id:  # type: ignore[union-attr]
+    if work.proof_type.id != declared.id:
         raise RequestError(
             f"the C1 is a {work.proof_type.name} proof, registered_proof says {declared.name}"
         )

@@ -22,7 +22,6 @@ import socket
 import stat
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,7 +39,9 @@ if TYPE_CHECKING:
     from agent.proving.prover import AdmittedProver
     from gpu.device import Device
 
-__all__ = ["MAX_MESSAGE_BYTES", "EngineServer", "EngineService", "answer_of", "check_listen", "request_of", "serve"]
+__all__ = [
+    "MAX_MESSAGE_BYTES", "EngineServer", "EngineService", "answer_of", "check_listen", "request_of", "serve"
+]
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +295,7 @@ class EngineServer:
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ])
-        pb_grpc.add_ProvingEngineServicer_to_server(self.service, server)  # type: ignore[no-untyped-call]
+        pb_grpc.add_ProvingEngineServicer_to_server(self.service, server)
         try:
             self.port = server.add_insecure_port(self.address)
         except RuntimeError as exc:

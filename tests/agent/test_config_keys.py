@@ -120,7 +120,8 @@ class Probe:
             try:
                 mode = oct(stat.S_IMODE(server.socket.stat().st_mode)) if server.socket is not None else None
                 async with grpc.aio.insecure_channel(target) as channel:
-                    text = (await pb_grpc.ProvingEngineStub(channel).GetMetrics(pb.GetMetricsRequest())).prometheus_text
+                    stub = pb_grpc.ProvingEngineStub(channel)
+                    text = (await stub.GetMetrics(pb.GetMetricsRequest())).prometheus_text
                 limit = re.search(r"^psagent_engine_max_pending (\S+)$", text, re.M)
                 return ("unix" if target.startswith("unix:") else "tcp", mode, limit and limit[1])
             finally:

@@ -199,7 +199,7 @@ def test_a_cancelled_proof_stops_at_the_next_partition_boundary(toy: _Params, tm
         cancel = threading.Event()
         after: list[int] = []  # partitions that started proving once the cancel was set
 
-        def note(ev: Any) -> None:
+        def note(ev: Any, cancel: threading.Event = cancel, after: list[int] = after) -> None:
             if ev.stage == "prove" and ev.seconds is None:
                 if cancel.is_set():
                     after.append(ev.partition)

@@ -26,7 +26,8 @@ from market.proofdata import ProofData
 def go_wrapper(c1_json: bytes, sector: int, size: int) -> bytes:
     """What Curio's wrapC1Output sends: Go's json.Marshal of {SectorNum, Phase1Out []byte, SectorSize}."""
     b64 = base64.b64encode(c1_json).decode()
-    return json.dumps({"SectorNum": sector, "Phase1Out": b64, "SectorSize": size}, separators=(",", ":")).encode()
+    doc = {"SectorNum": sector, "Phase1Out": b64, "SectorSize": size}
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def porep_message(proofdata: bytes, request_id: str = "porep-1000-1", **over: Any) -> pb.SubmitProofRequest:
@@ -48,7 +49,9 @@ def porep_message(proofdata: bytes, request_id: str = "porep-1000-1", **over: An
     return pb.SubmitProofRequest(**fields)
 
 
-def snap_message(proofdata: bytes, request_id: str = "ps-snap-1000-2-7", **over: Any) -> pb.SubmitProofRequest:
+def snap_message(
+    proofdata: bytes, request_id: str = "ps-snap-1000-2-7", **over: Any
+) -> pb.SubmitProofRequest:
     """A Snap SubmitProofRequest as ProofShare's computeSnap builds it (no sector_size)."""
     pd = ProofData.parse(proofdata)
     assert pd.snap is not None
@@ -122,7 +125,9 @@ async def running_engine(
     svc = EngineService(jobs, prover, **service)
     server = EngineServer(svc, listen)
     target = await server.start()
-    options = [("grpc.max_send_message_length", 512 << 20), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+    options = [
+        ("grpc.max_send_message_length", 512 << 20), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)
+    ]
     channel = grpc.aio.insecure_channel(target, options=options)
     try:
         yield svc, pb_grpc.ProvingEngineStub(channel), channel

@@ -18,7 +18,9 @@ from agent.proving.work import Work
 REPO = Path(__file__).resolve().parents[3]
 
 
-def psagent(*args: str, config: str | None = None, tmp: Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
+def psagent(
+    *args: str, config: str | None = None, tmp: Path, prelude: str = ""
+) -> subprocess.CompletedProcess[str]:
     argv = ["psagent", *args]
     if config is not None:
         path = tmp / "c.toml"
@@ -51,7 +53,10 @@ def test_a_bad_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
     ("config", "says"),
     [
         ('[engine]\nlisten = "unix://"\n', "engine.listen: 'unix://' names no socket file"),
-        ('[engine]\npreload = ["wpost-32g"]\n', "engine.preload: 'wpost-32g': this engine does not serve PoSt"),
+        (
+            '[engine]\npreload = ["wpost-32g"]\n',
+            "engine.preload: 'wpost-32g': this engine does not serve PoSt",
+        ),
         ('[engine]\npreload = ["porep-2k", "porep-2k"]\n', "engine.preload: a circuit is named twice"),
         ('[engine]\nmax_pending = 0\n', "engine.max_pending: must be >= 1"),
         ('[engine]\nsocket_mode = "rw"\n', "engine.socket_mode: 'rw' is not an octal file mode"),

@@ -23,7 +23,9 @@ from agent.proving.work import Work
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(not os.environ.get("PSAGENT_ENGINE_LONG"), reason="real 2KiB provers: make test-engine-long"),
+    pytest.mark.skipif(
+        not os.environ.get("PSAGENT_ENGINE_LONG"), reason="real 2KiB provers: make test-engine-long"
+    ),
 ]
 
 
@@ -82,8 +84,9 @@ async def test_real_2kib_porep_and_snap_through_prove(mixed_pool: Any, tmp_path:
                     assert not verifier.verify(work, bytes(bad)).ok
                     assert r.synthesis_ms > 0 and r.gpu_compute_ms > 0 and r.total_ms >= r.synthesis_ms
                     lines.append(
-                        f"{target.split(':')[0]} {work.kind.value}: {wall:.1f} s wall; queue {r.queue_wait_ms} ms, "
-                        f"synthesis {r.synthesis_ms} ms, groth16 {r.gpu_compute_ms} ms, total {r.total_ms} ms "
+                        f"{target.split(':')[0]} {work.kind.value}: {wall:.1f} s wall; "
+                        f"queue {r.queue_wait_ms} ms, synthesis {r.synthesis_ms} ms, "
+                        f"groth16 {r.gpu_compute_ms} ms, total {r.total_ms} ms "
                         f"(warm-up {warm:.1f} s)"
                     )
                 status = await stub.GetStatus(pb.GetStatusRequest())

@@ -52,7 +52,8 @@ async def test_prove_porep_and_snap_as_curio_sends_them(
             work = Work.from_bytes(raw)
             assert len(r.proof) == 192 * work.partitions and r.job_id.startswith(msg.request_id + "#")
             assert prover.pipeline.verifier.verify(work, r.proof).ok
-            other = Work.from_bytes(mixed_pool.make_porep() if work.kind is WorkKind.POREP else mixed_pool.make_snap())
+            porep_kind = work.kind is WorkKind.POREP
+            other = Work.from_bytes(mixed_pool.make_porep() if porep_kind else mixed_pool.make_snap())
             assert not prover.pipeline.verifier.verify(other, r.proof).ok  # bound to its own request
             assert r.total_ms >= r.queue_wait_ms and r.total_ms >= r.gpu_compute_ms > 0
         status = await stub.GetStatus(pb.GetStatusRequest())
@@ -63,7 +64,9 @@ async def test_prove_porep_and_snap_as_curio_sends_them(
 async def test_post_kinds_are_refused_at_once(porep_work: Work, snap_work: Work, tmp_path: Path) -> None:
     prover = toy_prover(tmp_path / "p", porep_work, snap_work)
     async with running_engine(prover, "127.0.0.1:0") as (_, stub, _):
-        for kind, rid in ((pb.WINDOW_POST_PARTITION, "wdpost-1000-0-[1 2]"), (pb.WINNING_POST, "winpost-1000-ab")):
+        for kind, rid in (
+            (pb.WINDOW_POST_PARTITION, "wdpost-1000-0-[1 2]"), (pb.WINNING_POST, "winpost-1000-ab")
+        ):
             t0 = time.perf_counter()
             req = pb.SubmitProofRequest(request_id=rid, proof_kind=kind, priority=pb.CRITICAL,
                                         vanilla_proofs=[b"x"], randomness=bytes(32))
@@ -92,18 +95,23 @@ def _malformed(porep: bytes, snap: bytes) -> list[tuple[str, pb.SubmitProofReque
         ("truncated C1 JSON",
          _with(good, vanilla_proof=wrapped(Phase1Out=base64.b64encode(pd.porep_raw[:-200]).decode())),
          "Phase1Out: not a valid C1"),
-        ("wrapper SectorNum", _with(good, vanilla_proof=wrapped(SectorNum=7)), "SectorNum 7 is not sector_number 1"),
+        ("wrapper SectorNum", _with(good, vanilla_proof=wrapped(SectorNum=7)),
+         "SectorNum 7 is not sector_number 1"),
         ("wrong miner", _with(good, miner_id=1001), "failed the strict check"),
-        ("wrong registered_proof", _with(good, registered_proof=8), "is not that of registered_proof StackedDrg32GiBV1_1"),
+        ("wrong registered_proof", _with(good, registered_proof=8),
+         "is not that of registered_proof StackedDrg32GiBV1_1"),
         ("empty vanilla_proof", _with(good, vanilla_proof=b""), "vanilla_proof is empty"),
         ("no kind", _with(good, proof_kind=pb.PROOF_KIND_UNSPECIFIED), "proof_kind is unset"),
         ("wrong partition count", _with(s, vanilla_proofs=list(s.vanilla_proofs) * 2),
          "2 partition proofs in vanilla_proofs, a StackedDrg2KiBV1 update has 1"),
         ("wrong commitment", _with(s, comm_r_new=flipped), "failed the strict check"),
-        ("short commitment", _with(s, comm_d_new=s.comm_d_new[:31]), "comm_d_new must be 32 raw bytes, got 31"),
-        ("not an update proof", _with(s, registered_proof=9), "registered_proof 9 is not a RegisteredUpdateProof"),
+        ("short commitment", _with(s, comm_d_new=s.comm_d_new[:31]),
+         "comm_d_new must be 32 raw bytes, got 31"),
+        ("not an update proof", _with(s, registered_proof=9),
+         "registered_proof 9 is not a RegisteredUpdateProof"),
         ("snap sector size", _with(s, sector_size=32 << 30), "sector_size 34359738368 is not that of"),
-        ("corrupt partition proof", _with(s, vanilla_proofs=[s.vanilla_proofs[0][:-7]]), "failed the strict check"),
+        ("corrupt partition proof", _with(s, vanilla_proofs=[s.vanilla_proofs[0][:-7]]),
+         "failed the strict check"),
     ]
 
 
@@ -138,6 +146,7 @@ async def test_malformed_payloads_fail_with_one_line_and_the_engine_serves_on(
         assert (status.total_proofs_completed, status.total_proofs_failed) == (1, len(cases))
 
 
+@pytest.mark.slow
 async def test_ten_calls_one_request_id_ten_payloads_ten_answers(
     mixed_pool: Any, porep_work: Work, snap_work: Work, tmp_path: Path
 ) -> None:
@@ -175,7 +184,9 @@ def _toy_job_prover(tmp: Path, partitions: int, delay_s: float) -> tuple[Any, An
     from agent.proving.prover import AdmittedProver
     from gpu.groth16 import reference
 
-    pt = SimpleNamespace(name="Toy", param_stem="toy", partitions=partitions, size_label="toy", sector_size=2048)
+    pt = SimpleNamespace(
+        name="Toy", param_stem="toy", partitions=partitions, size_label="toy", sector_size=2048
+    )
     params = reference.setup(toy_r1cs(2), reference.ToxicWaste(3, 5, 7, 11, 13))
     tmp.mkdir(parents=True, exist_ok=True)
     params.write(tmp / "toy.params")
@@ -245,7 +256,9 @@ async def test_submit_await_cancel_status_and_metrics(tmp_path: Path) -> None:
     prover, check, _ = _toy_job_prover(tmp_path / "p", 3, 0.2)
     async with running_engine(prover, f"unix://{tmp_path}/e.sock", check=check) as (svc, stub, _):
         def submit(tag: bytes, rid: str) -> pb.SubmitProofRequest:
-            return pb.SubmitProofRequest(request_id=rid, proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=tag * 8)
+            return pb.SubmitProofRequest(
+                request_id=rid, proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=tag * 8
+            )
 
         one = await stub.SubmitProof(submit(b"1", "job-1"))
         assert one.job_id == "job-1#1" and one.queue_position == 0
@@ -256,7 +269,8 @@ async def test_submit_await_cancel_status_and_metrics(tmp_path: Path) -> None:
         waited = await stub.AwaitProof(pb.AwaitProofRequest(job_id=one.job_id, timeout_ms=100))
         assert waited.status == TIMEOUT and "after 100 ms" in waited.error_message
         status = await stub.GetStatus(pb.GetStatusRequest())
-        assert [(s.circuit_id, s.ref_count, s.tier) for s in status.loaded_srs] == [("porep-2k", 1, pb.SRSStatus.HOT)]
+        srs = [(s.circuit_id, s.ref_count, s.tier) for s in status.loaded_srs]
+        assert srs == [("porep-2k", 1, pb.SRSStatus.HOT)]
         q = next(q for q in status.queues if q.proof_kind == "porep-c2")
         assert (q.pending, q.in_progress) == (2, 1)
         # a queued job cancelled: it never runs (was_running false)
@@ -288,7 +302,9 @@ async def test_max_pending_refuses_one_more_job(tmp_path: Path) -> None:
     prover, check, _ = _toy_job_prover(tmp_path / "p", 2, 0.2)
     async with running_engine(prover, "127.0.0.1:0", max_pending=2, check=check) as (svc, stub, _):
         def submit(tag: bytes) -> pb.SubmitProofRequest:
-            return pb.SubmitProofRequest(request_id="r", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=tag * 8)
+            return pb.SubmitProofRequest(
+                request_id="r", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=tag * 8
+            )
 
         first = await stub.SubmitProof(submit(b"1"))
         await stub.SubmitProof(submit(b"2"))
@@ -319,7 +335,8 @@ async def test_preload_and_evict(porep_work: Work, snap_work: Work, tmp_path: Pa
         for cid, code, says in (
             ("wpost-32g", grpc.StatusCode.INVALID_ARGUMENT, "does not serve PoSt"),
             ("porep-1t", grpc.StatusCode.INVALID_ARGUMENT, "unknown circuit id"),
-            ("porep-32g", grpc.StatusCode.FAILED_PRECONDITION, "parameters for StackedDrg32GiBV1_1 not found"),
+            ("porep-32g", grpc.StatusCode.FAILED_PRECONDITION,
+             "parameters for StackedDrg32GiBV1_1 not found"),
         ):
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id=cid))
@@ -339,10 +356,14 @@ async def test_gpu_status_reports_each_device_and_its_job(tmp_path: Path) -> Non
     from agent.proving.prover import AdmittedProver
 
     pipe = prover.pipeline
-    two = AdmittedProver(ProofPipeline(pipe.params_dir, engines=engines, circuits=pipe.circuits,
-                                       cache=pipe.cache, read_params=pipe.read_params), accepted=(), accepted_update=())
+    two = AdmittedProver(
+        ProofPipeline(pipe.params_dir, engines=engines, circuits=pipe.circuits, cache=pipe.cache,
+                      read_params=pipe.read_params),
+        accepted=(), accepted_update=(),
+    )
     figures = {0: (60 << 30, 80 << 30), 1: (70 << 30, 80 << 30)}
-    async with running_engine(two, "127.0.0.1:0", check=check, memory_info=lambda d: figures[d.index]) as (svc, stub, _):
+    engine = running_engine(two, "127.0.0.1:0", check=check, memory_info=lambda d: figures[d.index])
+    async with engine as (svc, stub, _):
         await stub.SubmitProof(pb.SubmitProofRequest(request_id="x", proof_kind=pb.POREP_SEAL_COMMIT,
                                                      vanilla_proof=b"x" * 8))
         await _until(lambda: svc.jobs.find("x").state.value == "running")
@@ -354,7 +375,9 @@ async def test_gpu_status_reports_each_device_and_its_job(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-async def test_a_300_mib_message_is_refused_cleanly(porep_work: Work, snap_work: Work, tmp_path: Path) -> None:
+async def test_a_300_mib_message_is_refused_cleanly(
+    porep_work: Work, snap_work: Work, tmp_path: Path
+) -> None:
     """Over the 256 MiB limit Curio's client has too: RESOURCE_EXHAUSTED, and the engine serves on."""
     prover = toy_prover(tmp_path / "p", porep_work, snap_work)
     async with running_engine(prover, f"unix://{tmp_path}/e.sock") as (_, stub, _):

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 REPO = Path(__file__).resolve().parents[3]
 SERVICE = "/cuzk.v1.ProvingEngine/"
 
-# -- protobuf's wire format, by hand (https://protobuf.dev/programming-guides/encoding/) -----------------------
+# -- protobuf's wire format, by hand (https://protobuf.dev/programming-guides/encoding/) ------------------
 
 
 def varint(n: int) -> bytes:
@@ -214,8 +214,8 @@ def test_the_stubs_carry_the_numbers_of_the_facts() -> None:
         "GetStatusResponse": {"gpus": 1, "loaded_srs": 2, "queues": 3, "total_proofs_completed": 4,
                               "total_proofs_failed": 5, "uptime_seconds": 6, "pinned_memory_bytes": 7,
                               "pinned_memory_limit_bytes": 8},
-        "GPUStatus": {"ordinal": 1, "name": 2, "vram_total_bytes": 3, "vram_free_bytes": 4, "current_job_id": 5,
-                      "current_proof_kind": 6},
+        "GPUStatus": {"ordinal": 1, "name": 2, "vram_total_bytes": 3, "vram_free_bytes": 4,
+                      "current_job_id": 5, "current_proof_kind": 6},
         "SRSStatus": {"circuit_id": 1, "tier": 2, "size_bytes": 3, "ref_count": 4},
         "QueueStatus": {"proof_kind": 1, "pending": 2, "in_progress": 3},
         "PreloadSrsRequest": {"circuit_id": 1},
