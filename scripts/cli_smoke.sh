@@ -51,6 +51,14 @@ step "c1 check"
 "$ps" c1 check c1.json --miner f01000 --sector 1
 step "bench prove --backend cpu"
 "$ps" bench prove --backend cpu --synthetic-constraints 1024 --reps 1 --warmup 0
+step "engine serve without the engine extra: one line, exit 2"
+rc=0
+"$ps" engine serve 2>engine.err || rc=$?
+cat engine.err >&2
+if [ "$rc" -ne 2 ] || [ "$(wc -l <engine.err)" -ne 1 ] || ! grep -q "needs grpcio" engine.err; then
+    echo "smoke: psagent engine serve without grpcio: expected one line and exit 2, got exit $rc" >&2
+    exit 1
+fi
 step "psagent --version"
 "$ps" --version
 printf '\n== smoke: passed\n' >&2

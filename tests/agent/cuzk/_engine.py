@@ -4,13 +4,16 @@ prover double of CI), and a running engine on a Unix socket or loopback TCP."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from _doubles import ReferenceEngine, ToyCircuit, toy_r1cs  # tests/agent is on sys.path
@@ -18,7 +21,7 @@ from _doubles import ReferenceEngine, ToyCircuit, toy_r1cs  # tests/agent is on 
 from agent.cuzk import proving_pb2 as pb
 from agent.proving.pipeline import Circuits, ProofPipeline
 from agent.proving.prover import AdmittedProver
-from agent.proving.work import Work
+from agent.proving.work import InputFormat, Work, WorkKind
 from gpu.groth16 import reference
 from market.proofdata import ProofData
 
@@ -107,6 +110,41 @@ def toy_prover(
         cache=directory / "cache", read_params=lambda p, check: readers[p].read(p, check),
     )
     return AdmittedProver(pipe, accepted=(), accepted_update=())
+
+
+def toy_job_prover(tmp: Path, partitions: int, delay_s: float) -> tuple[Any, Any, ToyCircuit]:
+    """A prover of a toy ``partitions``-partition proof type (parameters under its stem) and the Jobs check
+    that turns every request into such a Work: partition boundaries the real 2KiB proofs (one partition)
+    do not have."""
+    from agent.proving.pipeline import Circuits, ProofPipeline
+    from agent.proving.prover import AdmittedProver
+    from gpu.groth16 import reference
+
+    pt = SimpleNamespace(
+        name="Toy", param_stem="toy", partitions=partitions, size_label="toy", sector_size=2048
+    )
+    params = reference.setup(toy_r1cs(2), reference.ToxicWaste(3, 5, 7, 11, 13))
+    tmp.mkdir(parents=True, exist_ok=True)
+    params.write(tmp / "toy.params")
+    circuit = ToyCircuit(2, lambda c1: c1.xs)
+    pipe = ProofPipeline(
+        tmp, engines=[ReferenceEngine(delay_s=delay_s)], circuits=Circuits(circuit, circuit),  # type: ignore[arg-type]
+        cache=tmp / "cache", read_params=lambda p, check: params,
+    )
+
+    def check(req: Any) -> Work:
+        xs = [[int.from_bytes(req.vanilla_proof[:8], "little"), 11 + k] for k in range(partitions)]
+        c1 = SimpleNamespace(proof_type=pt, xs=xs)
+        return Work(WorkKind.POREP, pt, c1, None, tuple(map(tuple, xs)), b"", InputFormat.C1, None, None)  # type: ignore[arg-type]
+
+    return AdmittedProver(pipe, accepted=(), accepted_update=()), check, circuit
+
+
+async def until(cond: Any, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        assert time.monotonic() < deadline, "condition not reached"
+        await asyncio.sleep(0.01)
 
 
 @asynccontextmanager

@@ -10,16 +10,15 @@ import json
 import stat
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import grpc
 import pytest
-from _doubles import ReferenceEngine, ToyCircuit, toy_r1cs  # tests/agent is on sys.path
-from _engine import porep_message, running_engine, snap_message, toy_prover
+from _doubles import ReferenceEngine  # tests/agent is on sys.path
+from _engine import porep_message, running_engine, snap_message, toy_job_prover, toy_prover, until
 
 from agent.cuzk import proving_pb2 as pb
-from agent.proving.work import InputFormat, Work, WorkKind
+from agent.proving.work import Work, WorkKind
 from market.proofdata import ProofData
 
 pytestmark = pytest.mark.anyio
@@ -176,40 +175,12 @@ async def test_ten_calls_one_request_id_ten_payloads_ten_answers(
         assert 'psagent_engine_jobs_total{proof_kind="porep-c2",status="COMPLETED"} 11.0' in text
 
 
-def _toy_job_prover(tmp: Path, partitions: int, delay_s: float) -> tuple[Any, Any, ToyCircuit]:
-    """A prover of a toy ``partitions``-partition proof type (parameters under its stem) and the Jobs check
-    that turns every request into such a Work: partition boundaries the real 2KiB proofs (one partition)
-    do not have."""
-    from agent.proving.pipeline import Circuits, ProofPipeline
-    from agent.proving.prover import AdmittedProver
-    from gpu.groth16 import reference
-
-    pt = SimpleNamespace(
-        name="Toy", param_stem="toy", partitions=partitions, size_label="toy", sector_size=2048
-    )
-    params = reference.setup(toy_r1cs(2), reference.ToxicWaste(3, 5, 7, 11, 13))
-    tmp.mkdir(parents=True, exist_ok=True)
-    params.write(tmp / "toy.params")
-    circuit = ToyCircuit(2, lambda c1: c1.xs)
-    pipe = ProofPipeline(
-        tmp, engines=[ReferenceEngine(delay_s=delay_s)], circuits=Circuits(circuit, circuit),  # type: ignore[arg-type]
-        cache=tmp / "cache", read_params=lambda p, check: params,
-    )
-
-    def check(req: Any) -> Work:
-        xs = [[int.from_bytes(req.vanilla_proof[:8], "little"), 11 + k] for k in range(partitions)]
-        c1 = SimpleNamespace(proof_type=pt, xs=xs)
-        return Work(WorkKind.POREP, pt, c1, None, tuple(map(tuple, xs)), b"", InputFormat.C1, None, None)  # type: ignore[arg-type]
-
-    return AdmittedProver(pipe, accepted=(), accepted_update=()), check, circuit
-
-
 @pytest.mark.slow
 async def test_a_cancelled_call_frees_its_slot(tmp_path: Path) -> None:
     """One device slot. A: 4 partitions of 0.5 s; B queued behind it. B's caller gives up (its deadline):
     B ends CANCELLED without ever proving. A's caller gives up (0.7 s) while partition 1 proves: A stops at
     that partition's end and C, queued behind it, gets the slot then instead of after A's 2 s."""
-    prover, check, circuit = _toy_job_prover(tmp_path / "p", 4, 0.5)
+    prover, check, circuit = toy_job_prover(tmp_path / "p", 4, 0.5)
     engine = prover.pipeline.engines[0]
     async with running_engine(prover, "127.0.0.1:0", check=check) as (svc, stub, _):
         jobs = svc.jobs
@@ -219,12 +190,12 @@ async def test_a_cancelled_call_frees_its_slot(tmp_path: Path) -> None:
                 request_id=rid, proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=tag * 8))
 
         a = asyncio.ensure_future(stub.Prove(req(b"a", "a"), timeout=0.7))
-        await _until(lambda: any(j.state.value == "running" for j in jobs.open_jobs()))
+        await until(lambda: any(j.state.value == "running" for j in jobs.open_jobs()))
         with pytest.raises(grpc.aio.AioRpcError) as gone:
             await stub.Prove(req(b"b", "b"), timeout=0.2)  # queued behind A; its caller gives up
         assert gone.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
         job_b = jobs.find("b")
-        await _until(lambda: not job_b.open)
+        await until(lambda: not job_b.open)
         assert job_b.outcome.status.name == "CANCELLED" and job_b.admitted_at is None
         status = await stub.GetStatus(pb.GetStatusRequest())
         porep_q = next(q for q in status.queues if q.proof_kind == "porep-c2")
@@ -242,18 +213,11 @@ async def test_a_cancelled_call_frees_its_slot(tmp_path: Path) -> None:
         assert prover.admission.running(prover.slots[0]) == 0 and prover.pipeline.host.used == 0
 
 
-async def _until(cond: Any, timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not cond():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
-
-
 async def test_submit_await_cancel_status_and_metrics(tmp_path: Path) -> None:
     """SubmitProof answers at once; AwaitProof honours timeout_ms (TIMEOUT, the job goes on), then answers;
     CancelProof cancels a running job for real; unknown ids are NOT_FOUND; GetStatus and GetMetrics show
     the queue, the loaded circuit and its users, and the totals."""
-    prover, check, _ = _toy_job_prover(tmp_path / "p", 3, 0.2)
+    prover, check, _ = toy_job_prover(tmp_path / "p", 3, 0.2)
     async with running_engine(prover, f"unix://{tmp_path}/e.sock", check=check) as (svc, stub, _):
         def submit(tag: bytes, rid: str) -> pb.SubmitProofRequest:
             return pb.SubmitProofRequest(
@@ -262,7 +226,7 @@ async def test_submit_await_cancel_status_and_metrics(tmp_path: Path) -> None:
 
         one = await stub.SubmitProof(submit(b"1", "job-1"))
         assert one.job_id == "job-1#1" and one.queue_position == 0
-        await _until(lambda: svc.jobs.find("job-1").state.value == "running")
+        await until(lambda: svc.jobs.find("job-1").state.value == "running")
         two = await stub.SubmitProof(submit(b"2", "job-2"))
         three = await stub.SubmitProof(submit(b"3", "job-3"))
         assert (two.queue_position, three.queue_position) == (0, 1)  # 0: next for the slot
@@ -278,7 +242,7 @@ async def test_submit_await_cancel_status_and_metrics(tmp_path: Path) -> None:
         assert (await stub.AwaitProof(pb.AwaitProofRequest(job_id=three.job_id))).status == CANCELLED
         done = await stub.AwaitProof(pb.AwaitProofRequest(job_id="job-1"))  # a bare request id names the job
         assert done.status == COMPLETED and len(done.proof) == 3 * 192 and done.job_id == "job-1#1"
-        await _until(lambda: svc.jobs.find("job-2").state.value == "running")
+        await until(lambda: svc.jobs.find("job-2").state.value == "running")
         cancelled = await stub.CancelProof(pb.CancelProofRequest(job_id=two.job_id))
         assert cancelled.was_running
         after = await stub.AwaitProof(pb.AwaitProofRequest(job_id=two.job_id))
@@ -299,7 +263,7 @@ async def test_submit_await_cancel_status_and_metrics(tmp_path: Path) -> None:
 
 
 async def test_max_pending_refuses_one_more_job(tmp_path: Path) -> None:
-    prover, check, _ = _toy_job_prover(tmp_path / "p", 2, 0.2)
+    prover, check, _ = toy_job_prover(tmp_path / "p", 2, 0.2)
     async with running_engine(prover, "127.0.0.1:0", max_pending=2, check=check) as (svc, stub, _):
         def submit(tag: bytes) -> pb.SubmitProofRequest:
             return pb.SubmitProofRequest(
@@ -348,7 +312,7 @@ async def test_gpu_status_reports_each_device_and_its_job(tmp_path: Path) -> Non
     ``Device.memory_info``) and the job proving on it."""
     from gpu.device import Device
 
-    prover, check, _ = _toy_job_prover(tmp_path / "p", 2, 0.3)
+    prover, check, _ = toy_job_prover(tmp_path / "p", 2, 0.3)
     engines = [prover.pipeline.engines[0], ReferenceEngine(delay_s=0.3)]
     for i, e in enumerate(engines):
         e.device = Device(i, f"H100 stand-in {i}", (9, 0), True)
@@ -366,7 +330,7 @@ async def test_gpu_status_reports_each_device_and_its_job(tmp_path: Path) -> Non
     async with engine as (svc, stub, _):
         await stub.SubmitProof(pb.SubmitProofRequest(request_id="x", proof_kind=pb.POREP_SEAL_COMMIT,
                                                      vanilla_proof=b"x" * 8))
-        await _until(lambda: svc.jobs.find("x").state.value == "running")
+        await until(lambda: svc.jobs.find("x").state.value == "running")
         status = await stub.GetStatus(pb.GetStatusRequest())
         got = [(g.ordinal, g.name, g.vram_free_bytes, g.vram_total_bytes) for g in status.gpus]
         assert got == [(0, "H100 stand-in 0", 60 << 30, 80 << 30), (1, "H100 stand-in 1", 70 << 30, 80 << 30)]
