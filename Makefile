@@ -5,7 +5,8 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
-.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long test-snap-long test-engine-long reliability proto
+.PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long test-snap-long reliability \
+	test-kernel-launches test-engine-long proto
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +55,11 @@ test: $(VENV)/.stamp-dev
 # witness matrices, CPU proving of a 2KiB C1.
 test-circuit-long: $(VENV)/.stamp-dev
 	PSAGENT_CIRCUIT_LONG=1 $(PY) -m pytest tests/porep/circuit -q -ra $(PYTEST_ARGS)
+
+# Every kernel launch of a simulated proof (and of the setup) types exactly as its row of
+# benchmarks/kernel_resources.py; ~1-2 min, not in CI. Run it after changing a kernel or a launch.
+test-kernel-launches: $(VENV)/.stamp-dev
+	PSAGENT_KERNEL_LAUNCHES=1 $(PY) -m pytest tests/gpu/test_kernel_resources.py -q -ra $(PYTEST_ARGS)
 
 # SnapDeals long suite, not in CI (~25 min on the loaded 2-core VM, 5.4 GB peak): the 8MiB update + strict
 # check, every count (16KiB/32KiB, derived 8MiB/512MiB/64GiB), witnesses of the compound and 8MiB shapes, and a

@@ -47,6 +47,32 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "psagent"
 
 
+SNAP_PREFIX = "snap:"  # "StackedDrg2KiBV1" names a seal proof and an update proof alike
+
+
+def accepted_type(name: str) -> object:
+    """The proof type an ``accepted_proof_types`` entry names: a seal proof the circuit proves (interactive
+    V1 / V1_1), or ``snap:`` + an update proof; ValueError saying what is accepted otherwise."""
+    if name.startswith(SNAP_PREFIX):
+        from porep.snap.params import update_proof_type
+
+        try:
+            return update_proof_type(name[len(SNAP_PREFIX):])
+        except (ValueError, KeyError):
+            raise ValueError(f"{name!r}: not an update proof (e.g. snap:StackedDrg32GiBV1)") from None
+    from porep.prooftypes import proof_type
+
+    try:
+        pt = proof_type(name)
+    except (ValueError, KeyError):
+        raise ValueError(
+            f"{name!r}: not a seal proof name (e.g. StackedDrg32GiBV1_1; SnapDeals: snap:StackedDrg32GiBV1)"
+        ) from None
+    if not name.endswith(("V1", "V1_1")):
+        raise ValueError(f"{name!r}: only interactive PoRep (V1, V1_1) is proven here")
+    return pt
+
+
 class ConfigError(Exception):
     """The configuration cannot be used; ``str(err)`` is one line that names the offending key."""
 
@@ -67,6 +93,7 @@ class MarketConfig(_Section):
     request_timeout_s: float = Field(default=30.0, gt=0)
     retry_budget_s: float = Field(default=1800.0, gt=0)
     max_request_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
+    withdraw_on_shutdown: bool = True
 
     @field_validator("url")
     @classmethod
@@ -132,11 +159,26 @@ class ProverConfig(_Section):
     # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
     params_dir: Path = Field(default_factory=default_params_dir)
     verify_before_submit: bool = True
+    # what the readiness gate loads and the agent proves: seal proof names (PoRep), "snap:" + an update proof
+    # name (SnapDeals); the market's mainnet work is the 32GiB pair
+    accepted_proof_types: list[str] = Field(
+        default_factory=lambda: ["StackedDrg32GiBV1_1", "snap:StackedDrg32GiBV1"], min_length=1
+    )
     # the engine's options (gpu.options.EngineOptions); the device paths' default is gpu.options.DEVICE_PATHS
     device_spmv: bool = DEVICE_PATHS
     params_to_device: bool = DEVICE_PATHS
     ptx: Literal["evenodd", "cios", "off"] = "evenodd"
     cpu_threads: int = Field(default=0, ge=0)
+
+    @field_validator("accepted_proof_types")
+    @classmethod
+    def _types(cls, v: list[str]) -> list[str]:
+        for name in v:
+            try:
+                accepted_type(name)
+            except ValueError as exc:
+                raise ValueError(str(exc)) from None
+        return v
 
     @field_validator("devices")
     @classmethod
@@ -157,6 +199,12 @@ class ProverConfig(_Section):
                 f"(a debugging switch exists: {SUBMIT_UNVERIFIED_ENV}=1)"
             )
         return v
+
+    def accepted(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(PoRep seal proof names, SnapDeals update proof names) of accepted_proof_types."""
+        porep = tuple(n for n in self.accepted_proof_types if not n.startswith(SNAP_PREFIX))
+        snap = tuple(n[len(SNAP_PREFIX):] for n in self.accepted_proof_types if n.startswith(SNAP_PREFIX))
+        return porep, snap
 
 
 class StoreConfig(_Section):

@@ -122,9 +122,10 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
     fresh = not (cache / "pool").exists()
     console.print("challenge sector: sealing one (once)" if fresh else "challenge sector: cached")
     pool = ChallengePool.open(cache / "pool", proof_type=DRY_RUN_PROOF)
-    prover = runtime.build_prover(
-        settings, accepted=(DRY_RUN_PROOF,), accepted_update=(), params_dir=params_dir, cache=cache
-    )
+    # the dry run's work is the 2KiB sector it seals: that is what its gate loads and its agent proves
+    prover_config = settings.prover.model_copy(update={"accepted_proof_types": [DRY_RUN_PROOF]})
+    settings = settings.model_copy(update={"prover": prover_config})
+    prover = runtime.build_prover(settings, params_dir=params_dir, cache=cache)
     console.print(f"prover backend: {prover.backend}, {prover.capacity} slot(s)")
     wallet = Wallet.generate()
     rules = MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1)

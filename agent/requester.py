@@ -28,7 +28,7 @@ from typing import Protocol
 
 import anyio
 
-from agent.store import AskState, RequestState, Store, in_worker
+from agent.store import AskState, RequestState, Store, TransitionError, in_worker
 from market.errors import TooManyRequests
 from market.models import WorkAsk, WorkResponse
 
@@ -65,6 +65,7 @@ class RoundResult:
     rate_limited: bool = False
     adopted_asks: int = 0
     expired_asks: int = 0
+    gone: int = 0  # rows the poll stopped listing before they were proven
     unfinished: int = 0
     active_asks: int = 0
     asks_wanted: int = 0
@@ -100,8 +101,11 @@ async def request_round(
     *,
     ready: Callable[[], bool] = lambda: True,
     clock: Callable[[], float] = time.time,
+    proofs_left: Callable[[dict[RequestState, int]], int | None] = lambda counts: None,
 ) -> RoundResult:
-    """One poll → record → reconcile → ask round (see the module docstring)."""
+    """One poll → record → reconcile → ask round (see the module docstring). ``proofs_left(counts)``: how
+    many more proofs are wanted at all (``--max-proofs``), from the same store counts the round sizes its asks
+    by, so a proof submitted meanwhile is counted once; the water marks are capped by it."""
     result = RoundResult()
     response = await market.poll()
     now = clock()
@@ -120,6 +124,21 @@ async def request_round(
             result.added += 1
             log.info("matched request %s (service id %d, ask %d)", req.request_cid, req.id, req.work_ask_id)
 
+    # work the market took back (a passed deadline, reassigned): rows not yet being proven that the poll no
+    # longer lists go gone now, so no device time is spent on a proof the market would answer with 410
+    listed_cids = {r.request_cid for r in response.requests if r.request_cid is not None and not r.done}
+    for row in await in_worker(store.list_requests, [RequestState.QUEUED, RequestState.FETCHED]):
+        if row.request_cid in listed_cids:
+            continue
+        try:
+            await in_worker(
+                store.transition, row.row_id, row.state, RequestState.GONE,
+                error="gone: the market no longer lists it (taken back before it was proven)",
+            )
+        except TransitionError:
+            continue  # claimed for proving meanwhile: the submit's 410 settles it
+        result.gone += 1
+        log.warning("request %s: the market no longer lists it; not proving it", row.request_cid)
     # reconcile asks with what the market lists
     listed = {a.id for a in response.active_asks}
     known = {a.ask_id: a for a in await in_worker(store.asks)}
@@ -140,8 +159,12 @@ async def request_round(
     counts = await in_worker(store.counts)
     result.unfinished = sum(counts[s] for s in UNFINISHED)
     result.active_asks = len(listed)
-    if result.unfinished < settings.low_water and ready():
-        result.asks_wanted = max(0, settings.high_water - result.unfinished - result.active_asks)
+    low, high = settings.low_water, settings.high_water
+    left = proofs_left(counts)
+    if left is not None:
+        low, high = min(low, max(0, left)), min(high, max(0, left))
+    if result.unfinished < low and ready():
+        result.asks_wanted = max(0, high - result.unfinished - result.active_asks)
     for _ in range(result.asks_wanted):
         try:
             ask = await market.create_ask(settings.price_attofil)

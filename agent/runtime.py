@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.config import ConfigError, Settings
+from agent.preflight import load_wallet, preflight, proving_devices
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings, Market, RunSummary
-from agent.stages import Prover, StageSettings, request_work
+from agent.stages import Prover, StageSettings, accepting
 from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_store
 
 if TYPE_CHECKING:
     from agent.metrics import AgentMetrics
+    from agent.proving.pipeline import ProofPipeline
     from agent.proving.prover import AdmittedProver
     from agent.proving.work import Work
     from gpu.device import Device
@@ -45,6 +47,7 @@ __all__ = [
     "StatusReport",
     "agent_settings",
     "build_agent",
+    "build_pipeline",
     "build_prover",
     "engine_listen",
     "engine_prover",
@@ -79,35 +82,16 @@ class ServedProver(Prover, Protocol):
 GATE_STALE_S = 30.0  # the running agent rewrites its gate file every few seconds
 
 
-def load_wallet(settings: Settings) -> Wallet:
-    """The provider wallet from ``market.key_file``; its address must equal ``market.wallet`` when given."""
-    from market.errors import WalletError
-    from market.wallet import read_key_file
-
-    m = settings.market
-    if m.key_file is None:
-        raise ConfigError("market.key_file: required to sign asks and submissions (psagent wallet new)")
-    try:
-        wallet = read_key_file(m.key_file)
-    except WalletError as e:
-        raise ConfigError(f"market.key_file: {e}") from None
-    if m.wallet is not None:
-        ours = {wallet.address.encode("f"), wallet.address.encode("t")}
-        if m.wallet not in ours:
-            raise ConfigError(
-                f"market.wallet: {m.wallet} is not the address of the key in {m.key_file} "
-                f"({wallet.address.encode('f')})"
-            )
-    return wallet
-
-
-def open_configured_store(settings: Settings, **options: Any) -> Store:
+def open_configured_store(settings: Settings, *, create: bool = True, **options: Any) -> Store:
     """``store.url``, ended requests keeping their inputs only when ``retention.discard_inputs`` is false;
+    ``create`` False: a missing SQLite file is an error (``psagent status`` never creates a store);
     ``options`` (heartbeat_s, stale_after_s, clock) go to the backend."""
     from agent.store import StoreError
 
     try:
-        return open_store(settings.store.url, discard_inputs=settings.retention.discard_inputs, **options)
+        return open_store(
+            settings.store.url, create=create, discard_inputs=settings.retention.discard_inputs, **options
+        )
     except StoreError as e:
         raise ConfigError(f"store.url: {e}") from None
 
@@ -148,59 +132,20 @@ def market_client(
     )
 
 
-def proving_devices(
-    settings: Settings, list_devices: Callable[[], Sequence[Device]] | None = None
-) -> tuple[str, tuple[Device, ...]]:
-    """The backend (``prover.backend``, ``auto`` decided by ``gpu.device.resolve_backend``) and, for CUDA,
-    the devices ``prover.devices`` names ("all": every visible one); ConfigError naming the key when a
-    device is not there. ``list_devices`` (tests): the devices visible, instead of the driver's."""
-    from gpu.device import devices as visible_devices
-    from gpu.device import resolve_backend
-    from gpu.placement import Backend, GpuError
-
-    p = settings.prover
-    try:
-        found = tuple(list_devices() if list_devices is not None else visible_devices())
-    except GpuError:
-        found = ()
-    try:
-        backend = resolve_backend(p.backend, found)
-    except GpuError as exc:
-        raise ConfigError(f"prover.backend = {p.backend}: {exc}") from None
-    if backend is Backend.cpu:
-        if isinstance(p.devices, list):
-            log.warning("prover.devices = %s: ignored, proving on the CPU", p.devices)
-        return backend.value, ()
-    if p.devices == "all":
-        return backend.value, found
-    by_index = {d.index: d for d in found}
-    missing = [i for i in p.devices if i not in by_index]
-    if missing:
-        raise ConfigError(
-            f"prover.devices: no CUDA device {missing[0]} here (visible: {sorted(by_index) or 'none'})"
-        )
-    return backend.value, tuple(by_index[i] for i in p.devices)
-
-
-def build_prover(
+def build_pipeline(
     settings: Settings,
     *,
-    accepted: Sequence[str] | None = None,
-    accepted_update: Sequence[str] | None = None,
     params_dir: Path | None = None,
     cache: Path | None = None,
     list_devices: Callable[[], Sequence[Device]] | None = None,
-) -> AdmittedProver:
-    """The agent's prover from ``[prover]``: one engine per configured device (one CPU engine on the CPU),
-    each with the engine options of ``[prover]`` (device SpMV, parameters to the device, PTX, CPU threads),
-    each with its admission slot and ``memory_budget_gib`` of budget, ``partition_workers`` partitions of a
-    proof in flight per device, parameters from ``params_dir`` (or the dry run's), every partition verified
-    unless ``verify_before_submit`` is false (its debug switch set). ``accepted``/``accepted_update``: the
-    proof types the readiness gate loads (default: what the market sends)."""
+) -> ProofPipeline:
+    """The proof pipeline of ``[prover]`` (also ``psagent prove``'s and ``bench e2e``'s): one engine per
+    configured device (one CPU engine on the CPU), each with the engine options of ``[prover]`` (device SpMV,
+    parameters to the device, PTX, CPU threads), ``partition_workers`` partitions of a proof in flight per
+    device, parameters from ``params_dir`` (default ``prover.params_dir``)."""
     from agent.config import cache_dir, engine_options
     from agent.proving.engine import Engine, Groth16Engine
     from agent.proving.pipeline import ProofPipeline
-    from agent.proving.prover import PRODUCTION_PROOF_TYPES, PRODUCTION_UPDATE_TYPES, AdmittedProver
     from gpu.options import configure
 
     p = settings.prover
@@ -215,16 +160,33 @@ def build_prover(
         if devices
         else [Groth16Engine(backend, options=options)]
     )
-    pipeline = ProofPipeline(
+    return ProofPipeline(
         params_dir if params_dir is not None else p.params_dir,
         engines=engines,
         cache=cache if cache is not None else cache_dir(),
         workers=p.partition_workers,
     )
+
+
+def build_prover(
+    settings: Settings,
+    *,
+    params_dir: Path | None = None,
+    cache: Path | None = None,
+    list_devices: Callable[[], Sequence[Device]] | None = None,
+) -> AdmittedProver:
+    """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
+    slot and ``memory_budget_gib`` of budget, every partition verified unless ``verify_before_submit`` is
+    false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``."""
+    from agent.proving.prover import AdmittedProver
+
+    p = settings.prover
+    pipeline = build_pipeline(settings, params_dir=params_dir, cache=cache, list_devices=list_devices)
+    porep, snap = p.accepted()
     return AdmittedProver(
         pipeline,
-        accepted=PRODUCTION_PROOF_TYPES if accepted is None else accepted,
-        accepted_update=PRODUCTION_UPDATE_TYPES if accepted_update is None else accepted_update,
+        accepted=porep,
+        accepted_update=snap,
         device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
         verify=p.verify_before_submit,
     )
@@ -246,6 +208,7 @@ def agent_settings(settings: Settings, *, prover_slots: int = 1, max_attempts: i
             max_attempts=max_attempts, submit_unverified=not settings.prover.verify_before_submit
         ),
         prover_slots=prover_slots,
+        withdraw_on_shutdown=m.withdraw_on_shutdown,
         retention_submitted_s=r.submitted_days * 86400.0,
         retention_failed_s=r.failed_days * 86400.0,
     )
@@ -272,19 +235,20 @@ def build_agent(
     metrics: AgentMetrics | None = None,
     gate: Path | None = None,
     agent_type: type[Agent] = Agent,
-    check: Callable[[bytes], Work] = request_work,
+    check: Callable[[bytes], Work] | None = None,
     warm_up: Callable[[], None] | None = None,
     tune: Callable[[AgentSettings], AgentSettings] | None = None,
 ) -> Agent:
     """The service over ``market``, ``store`` and ``prover``: as many prove loops as the prover has admission
     slots, the loops' settings from the configuration (``tune`` adjusts them: the dry run's and the
-    harness's shorter intervals), the prover's warm-up as the readiness gate unless ``warm_up`` is given."""
+    harness's shorter intervals), work checked and limited to ``prover.accepted_proof_types`` unless
+    ``check`` is given, the prover's warm-up as the readiness gate unless ``warm_up`` is given."""
     s = agent_settings(settings, prover_slots=prover.capacity)
     if tune is not None:
         s = tune(s)
     return agent_type(
-        market, store, prover, s, check=check, warm_up=warm_up or prover.warm_up, metrics=metrics,
-        gate_file=gate,
+        market, store, prover, s, check=check or accepting(*settings.prover.accepted()),
+        warm_up=warm_up or prover.warm_up, metrics=metrics, gate_file=gate,
     )
 
 
@@ -295,8 +259,7 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
 
     from agent.config import SUBMIT_UNVERIFIED_ENV
     from agent.metrics import AgentMetrics
-
-    wallet = load_wallet(settings)
+    wallet = preflight(settings)  # what `psagent status --config` checks too
     prover = build_prover(settings)
     store = open_configured_store(settings)
     if not settings.prover.verify_before_submit:
@@ -362,17 +325,22 @@ def engine_server(settings: Settings, prover: AdmittedProver, listen: str, *, me
 
 
 def engine_prover(settings: Settings, **kw: Any) -> AdmittedProver:
-    """The agent's prover (:func:`build_prover`, ``[prover]``) whose warm-up loads ``engine.preload``'s
-    parameters; ``kw`` as build_prover's (tests: devices, cache)."""
+    """The agent's pipeline (:func:`build_pipeline`, ``[prover]``) behind admission, as :func:`build_prover`
+    makes it, except that the warm-up loads ``engine.preload``'s parameters and nothing restricts the proof
+    types (``prover.accepted_proof_types`` is the market agent's: the engine proves what Curio sends, for
+    every size whose parameters it has). ``kw`` as build_pipeline's (tests: devices, cache)."""
     from agent.cuzk.request import circuit_proof_type
+    from agent.proving.prover import AdmittedProver
     from porep.snap.params import UpdateProofType
 
+    p = settings.prover
     pts = [circuit_proof_type(c) for c in settings.engine.preload]
-    return build_prover(
-        settings,
+    return AdmittedProver(
+        build_pipeline(settings, **kw),
         accepted=[pt.name for pt in pts if not isinstance(pt, UpdateProofType)],
         accepted_update=[pt.name for pt in pts if isinstance(pt, UpdateProofType)],
-        **kw,
+        device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
+        verify=p.verify_before_submit,
     )
 
 

@@ -17,10 +17,19 @@ Loops (each survives its own errors with a logged backoff; cancellation is the o
   janitor     orphan reset at start and periodically; purge by the retention settings
   watchdog    systemd WATCHDOG=1 pings and the queue gauge
 
+systemd (``Type=notify``): READY=1 goes out as soon as the service is up (store open, metrics served, the
+fleet joined, the loops started), not after the warm-up: a warm-up of minutes (32GiB parameters, kernels, the
+self-test) or one that fails until parameters arrive must neither trip the start timeout nor restart-loop
+the unit. The gate is what says whether work is taken: every change of it goes out as ``STATUS=gate …``
+(what ``systemctl status`` shows), and the watchdog is fed from the event loop while the warm-up runs in
+its own thread.
+
 Shutdown (SIGTERM/SIGINT, or ``max_proofs`` accepted proofs): the requester stops first (no new asks), the
 fetcher and provers finish the item in hand and stop, the submitter gets ``drain_s`` to hand in what is
 computed; anything unfinished stays in the store in a resumable state (fetched / computed) for the next
-start. Asks are withdrawn on shutdown only when configured (each withdrawal costs a challenge proof).
+start. Active asks are withdrawn as asking stops (market.withdraw_on_shutdown, on by default: an ask matched
+while the agent is down misses its deadline and costs 50 challenge proofs), and with ``max_proofs`` no more
+is asked for than the proofs still wanted.
 """
 
 from __future__ import annotations
@@ -86,7 +95,8 @@ class AgentSettings:
     retention_submitted_s: float = 2 * 86400.0
     retention_failed_s: float = 7 * 86400.0
     drain_s: float = 60.0  # time the submitter gets on shutdown to hand in computed proofs
-    withdraw_on_shutdown: bool = False
+    # an ask left active while the agent is down can be matched, and a match missed costs 50 challenge proofs
+    withdraw_on_shutdown: bool = True
 
 
 UNHEALTHY_AFTER = 3  # unverified proofs in a row that close the gate
@@ -202,6 +212,7 @@ class Agent:
         self.loop_counters = LoopCounters()
         self.gate_file = gate_file
         self._gate = Gate("starting")
+        self._status_sent = ""
         self._warmed = anyio.Event()
         self._prover_failures = 0
         self._last_failure = 0.0  # time.monotonic() of the last unverified proof
@@ -212,6 +223,7 @@ class Agent:
         self._kick = anyio.Event()
         self._max_proofs: int | None = None
         self._accepted = 0
+        self._submitted_at_start = 0
         self._interval: float = settings.requests.poll_interval_s
 
     # -- readiness ------------------------------------------------------------------------------------
@@ -233,6 +245,10 @@ class Agent:
 
     def _publish_gate(self) -> None:
         g = self.gate()
+        line = g.line()
+        if line != self._status_sent:  # systemd's STATUS= follows the gate (sent on change only)
+            self._status_sent = line
+            self.notifier.status(f"gate {line}")
         self.metrics.ready.set(1 if g.open else 0)
         for state in GATE_STATES:
             self.metrics.gate.labels(state=state).set(1 if state == g.state else 0)
@@ -254,7 +270,6 @@ class Agent:
             # a retry keeps the last failure in view (status, metrics), not only "warming"
             doing = "parameters, kernels, self-test proof"
             self._set_gate("warming", f"retrying after {last_failure}" if last_failure else doing)
-            self.notifier.status("warming up: parameters, kernels, self-test proof")
             log.info("warming up (parameters, kernels, self-test proof)")
             t0 = time.perf_counter()
             try:
@@ -263,7 +278,6 @@ class Agent:
                 why = last_failure = f"warm-up failed: {type(e).__name__}: {e}"
                 self._set_gate("failed", why)
                 self.metrics.errors.labels(loop="warm_up").inc()
-                self.notifier.status(f"not ready: {why}")
                 log.error("%s (no asks; trying again in %.0f s)", why, backoff)
                 with anyio.move_on_after(backoff):
                     await self._stop_asking.wait()
@@ -273,9 +287,8 @@ class Agent:
                 continue
             log.info("warm-up done in %.1f s", time.perf_counter() - t0)
             break
-        self._set_gate("open")
+        self._set_gate("open", "asking for work")
         self._warmed.set()
-        self.notifier.ready("ready: asking for work")
 
     # -- loops -----------------------------------------------------------------------------------------
 
@@ -304,7 +317,7 @@ class Agent:
                 await self._stop_asking.wait()
             return True
         s = await self.fleet.request_settings(self.settings.requests)
-        r = await request_round(self.market, self.store, s, ready=self.ready)
+        r = await request_round(self.market, self.store, s, ready=self.ready, proofs_left=self._proofs_left)
         self.loop_counters.rounds += 1
         self.loop_counters.record(r)
         self.metrics.asks.inc(r.asks_created)
@@ -314,6 +327,14 @@ class Agent:
         with anyio.move_on_after(self._interval):
             await self._stop_asking.wait()
         return True
+
+    def _proofs_left(self, counts: dict[RequestState, int]) -> int | None:
+        """Proofs still wanted under ``max_proofs`` (None: no limit), from the round's own store counts: the
+        submitted rows since the start, so a proof submitted while the round ran is not asked for again."""
+        if self._max_proofs is None:
+            return None
+        done = max(self._accepted, counts[RequestState.SUBMITTED] - self._submitted_at_start)
+        return self._max_proofs - done
 
     async def _fetch_step(self) -> bool:
         t0 = time.perf_counter()
@@ -405,6 +426,19 @@ class Agent:
                 self._done.set()
         return True
 
+    async def _withdraw_asks(self) -> None:
+        """Withdraw every active ask (each withdrawal is one market call; a failure is logged, not fatal)."""
+        asks = await in_worker(self.store.asks, [AskState.ACTIVE])
+        for ask in asks:
+            try:
+                with anyio.fail_after(30):
+                    await self.market.withdraw(ask.ask_id)
+                await in_worker(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
+            except Exception as e:
+                log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
+        if asks:
+            log.info("withdrew %d active ask(s) on stop", len(asks))
+
     async def _janitor(self) -> None:
         while True:
             now = time.time()
@@ -441,6 +475,7 @@ class Agent:
         t0 = time.perf_counter()
         self._max_proofs = max_proofs
         self._accepted = 0
+        self._submitted_at_start = (await in_worker(self.store.counts))[RequestState.SUBMITTED]
         self._interval = self.settings.requests.poll_interval_s
         n = await self.fleet.join()  # registers this process and re-queues what dead ones held
         if n:
@@ -461,6 +496,9 @@ class Agent:
             background.start_soon(self._janitor)
             if handle_signals:
                 background.start_soon(self._signals)
+            # up: the store answers, metrics are served, the loops start now; the gate says the rest
+            self._status_sent = self.gate().line()
+            self.notifier.ready(f"gate {self._status_sent}")
             async with anyio.create_task_group() as work:
                 work.start_soon(self._guarded, "fetcher", self._fetch_step, self._stop_work)
                 for i in range(self.settings.prover_slots):
@@ -471,10 +509,13 @@ class Agent:
                     asking.start_soon(self._become_ready)
                     asking.start_soon(self._half_open)
                     await self._done.wait()
-                    self.notifier.stopping("draining")
                     self._stop_asking.set()
+                    self._status_sent = self.gate().line()
+                    self.notifier.stopping(f"gate {self._status_sent}")
                     self._publish_gate()
                     asking.cancel_scope.cancel()
+                if self.settings.withdraw_on_shutdown:  # before the drain: no match while we wind down
+                    await self._withdraw_asks()
                 # let the in-hand proofs finish, then give the submitter drain_s for computed work
                 self._stop_work.set()
             with anyio.move_on_after(self.settings.drain_s):
@@ -488,13 +529,6 @@ class Agent:
                     except Exception as e:
                         log.warning("drain: submit failed: %s", e)
                         break
-            if self.settings.withdraw_on_shutdown:
-                for ask in await in_worker(self.store.asks, [AskState.ACTIVE]):
-                    try:
-                        await self.market.withdraw(ask.ask_id)
-                        await in_worker(self.store.set_ask_state, ask.ask_id, AskState.WITHDRAWN)
-                    except Exception as e:
-                        log.warning("withdraw ask %d failed: %s", ask.ask_id, e)
             # a beat still running when leave() commits would mark this member alive again (stopped_at NULL)
             beats.cancel()
             await beats_over.wait()

@@ -26,7 +26,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -34,7 +34,7 @@ import anyio
 
 from agent.proving.prover import Proven
 from agent.proving.verifier import VerifyReport
-from agent.proving.work import Work, WorkError
+from agent.proving.work import Work, WorkError, WorkKind
 from agent.store import Payment, RequestRow, RequestState, Store, claimed, in_worker, leased
 from market.client import AlreadyAccepted
 from market.errors import MarketError, ProtocolError, Rejected, WorkGone
@@ -44,7 +44,9 @@ __all__ = [
     "Prover",
     "StageCounters",
     "StageSettings",
+    "UnsupportedWork",
     "WorkHandoff",
+    "accepting",
     "fetch_one",
     "prove_one",
     "request_work",
@@ -124,6 +126,26 @@ def request_work(raw: bytes) -> Work:
     return Work.from_bytes(raw, request_only=True)
 
 
+class UnsupportedWork(WorkError):
+    """Valid work of a kind this agent does not prove (not in ``prover.accepted_proof_types``: the gate
+    loaded no key for it)."""
+
+
+def accepting(porep: Sequence[str], snap: Sequence[str]) -> Callable[[bytes], Work]:
+    """:func:`request_work` limited to the accepted proof types (config prover.accepted_proof_types): other
+    work fails as unsupported after its strict check, before any proving."""
+
+    def check(raw: bytes) -> Work:
+        work = request_work(raw)
+        name = work.proof_type.name
+        what, allowed = (f"snap:{name}", snap) if work.kind is WorkKind.SNAP else (name, porep)
+        if name not in allowed:
+            raise UnsupportedWork(f"{what} is not in prover.accepted_proof_types")
+        return work
+
+    return check
+
+
 async def fetch_one(
     market: FetchMarket,
     store: Store,
@@ -166,6 +188,11 @@ async def _fetch_leased(
         raise
     try:
         work = await anyio.to_thread.run_sync(check, raw)
+    except UnsupportedWork as e:
+        await in_worker(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"unsupported: {e}")
+        c.fetch_failed += 1
+        log.error("request %s: cannot be proven here: %s", row.request_cid, e)
+        return True
     except WorkError as e:  # not a ProofData, a C1 or Snap request that fails the strict check, …
         await in_worker(store.transition, row.row_id, S.QUEUED, S.FAILED, error=f"check: {e}")
         c.fetch_failed += 1

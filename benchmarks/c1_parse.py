@@ -29,7 +29,7 @@ def main() -> int:
     ap.add_argument("--size", default="32GiB", help="sector size (StackedDrg<size>V1_1) or a full type name")
     ap.add_argument("--order", default="go", choices=["go", "rust"])
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rng-seed", type=int, default=1)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
 
@@ -40,7 +40,7 @@ def main() -> int:
     cli = [str(psagent)] if psagent.exists() else [sys.executable, "-c", "from agent.cli import main; main()"]
     with tempfile.TemporaryDirectory() as tmp:
         c1_file = Path(tmp) / "c1.json"
-        c1_file.write_bytes(synth_c1_json(pt, seed=args.seed, order=args.order))
+        c1_file.write_bytes(synth_c1_json(pt, seed=args.rng_seed, order=args.order))
         out_json = Path(tmp) / "result.json"
         cmd = [time_bin, "-v", *cli, "bench", "c1-parse", "--file", str(c1_file)]
         cmd += ["--repeat", str(args.repeat), "--json", str(out_json)]

@@ -27,7 +27,7 @@ run() {  # run NAME CMD...: time-limited, tee'd to $OUT/NAME.log, status line in
 for stage in "$@"; do
     case $stage in
         env) { nvidia-smi; python3 -c "import numba, numpy, numba_cuda; print(numba.__version__, numpy.__version__, numba_cuda.__version__)"; } >"$OUT/env.log" 2>&1; head -20 "$OUT/env.log" ;;
-        ptx) run ptx python3 benchmarks/ptx_check.py ;;
+        ptx) run ptx python3 benchmarks/kernel_resources.py --device-check --no-probes --json "$OUT/kernel_resources.json" ;;
         tests) run tests python3 -m pytest -p no:cacheprovider -q -x tests/gpu/arith/test_fields_cuda.py \
                    tests/gpu/curves/test_curves_cuda.py tests/gpu/msm/test_msm_cuda.py --durations=15 ;;
         field) run field $B field --json "$OUT/field.json" ;;

@@ -39,7 +39,7 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--public-inputs", type=int, default=4)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rng-seed", type=int, default=0)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--real-setup", dest="fake", action="store_false", default=None)
     g.add_argument("--pseudo-random-bases", dest="fake", action="store_true")
@@ -68,7 +68,7 @@ def main() -> int:
         from gpu.bench.groth16 import bench_prove, format_row
 
         row = bench_prove(a.constraints, backend=a.backend, reps=a.reps, warmup=a.warmup,
-                          public_inputs=a.public_inputs, seed=a.seed, pseudo_random=a.fake,
+                          public_inputs=a.public_inputs, seed=a.rng_seed, pseudo_random=a.fake,
                           export=Path(a.export) if a.export else None,
                           progress=_progress, circuits=a.circuits, host_memory=a.host_memory)
         print(format_row(row), flush=True)

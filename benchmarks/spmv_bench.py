@@ -141,7 +141,7 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/psagent-spmv-bench"))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--device", type=int, default=0)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rng-seed", type=int, default=1)
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
     try:
@@ -159,9 +159,9 @@ def main() -> int:
         name = f"{kind}-{arg}"
         try:  # one failing case (an import missing on the GPU host, memory) does not hide the others
             t0 = time.perf_counter()
-            r1cs = porep_r1cs(arg, a.cache_dir) if kind == "porep" else synthetic_r1cs(int(arg), a.seed)
+            r1cs = porep_r1cs(arg, a.cache_dir) if kind == "porep" else synthetic_r1cs(int(arg), a.rng_seed)
             build = time.perf_counter() - t0
-            res = bench_case(name, r1cs, random_witness(r1cs.num_vars, a.seed), a.reps, a.device)
+            res = bench_case(name, r1cs, random_witness(r1cs.num_vars, a.rng_seed), a.reps, a.device)
             res["r1cs_s"] = build
             del r1cs
         except Exception as exc:  # noqa: BLE001 - reported in the case's line, counted as a failure

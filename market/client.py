@@ -73,12 +73,16 @@ ERROR_BODY_BYTES = 64 * 1024  # how much of an error body is kept for the messag
 USER_AGENT = "psagent/0.1 (ProofShare provider)"
 
 
+MIN_TRY_S = 1.0  # the least time a retry is started with (see MarketClient._retrying)
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """Backoff for poll / fetch / complete: ``initial_s`` doubling up to ``max_s``, for at most ``budget_s``.
 
-    The defaults are Curio's (1 s → 60 s, 30 minutes). A retry whose wait would end past the budget is not
-    made; the last error is raised instead. The budget counts the time spent in tries as well as the sleeps.
+    The defaults are Curio's (1 s → 60 s, 30 minutes). A retry whose wait would leave less than
+    MIN_TRY_S of the budget is not made; the last error is raised instead. The budget counts the time spent
+    in tries as well as the sleeps.
 
     Every try has a wall-clock limit, whatever the server trickles (httpx's timeouts are per read):
     ``attempt_s`` for the calls with small answers (poll, create_ask, complete, withdraw; the single-try calls
@@ -427,8 +431,14 @@ class MarketClient:
             exc = rs.outcome.exception() if rs.outcome else None
             return policy.wait_before(rs.attempt_number, getattr(exc, "retry_after", None))
 
+        # A retry starts only with at least min_try seconds of the budget left: a try cut to ~0 s can only
+        # time out, and its "no complete answer within 0 s" would replace the failure that mattered.
+        min_try = min(per_try, MIN_TRY_S)
+        tries = [0]
+        failures: list[BaseException] = []
+
         def stop(rs: RetryCallState) -> bool:
-            over = self._monotonic() + rs.upcoming_sleep > deadline
+            over = deadline - (self._monotonic() + rs.upcoming_sleep) < min_try
             if over:
                 log.warning(
                     "market %s: giving up after %d attempts (retry budget %.0f s)",
@@ -440,6 +450,8 @@ class MarketClient:
 
         def before_sleep(rs: RetryCallState) -> None:
             exc = rs.outcome.exception() if rs.outcome else None
+            if exc is not None:
+                failures.append(exc)
             log.warning(
                 "market %s failed (attempt %d): %s; retrying in %.1f s",
                 op,
@@ -449,7 +461,16 @@ class MarketClient:
             )
 
         async def bounded() -> T:
-            return await self._within(op, min(per_try, max(deadline - self._monotonic(), 0.0)), attempt)
+            tries[0] += 1  # the first try gets its whole time: the budget bounds the retries
+            limit = per_try if tries[0] == 1 else min(per_try, max(deadline - self._monotonic(), min_try))
+            try:
+                return await self._within(op, limit, attempt)
+            except TransportError as e:
+                if limit < per_try and failures and str(e).endswith(f"within {limit:g} s"):
+                    raise TransportError(
+                        f"{e}, cut short by the retry budget; the try before: {failures[-1]}"
+                    ) from None
+                raise
 
         retrying = AsyncRetrying(
             sleep=self._sleep,

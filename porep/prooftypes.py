@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -250,3 +251,23 @@ def proof_type(proof: RegisteredSealProof | int | str) -> ProofType:
     if isinstance(proof, bool) or not isinstance(proof, int) or not 0 <= proof < len(PROOF_TYPES):
         raise ValueError(f"unknown RegisteredSealProof id {proof!r}")
     return PROOF_TYPES[int(proof)]
+
+
+SECTOR_SIZE_LABELS = tuple(sc.label for sc in _SIZES)
+_UNITS = {"": 1, "k": KiB, "m": MiB, "g": GiB}
+
+
+def parse_sector_size(text: str) -> str:
+    """The label (``2KiB`` … ``64GiB``) of a sector size in any spelling Filecoin's tools use: ``2KiB``,
+    ``2kib``, lotus's ``2K`` / ``32G`` (and ``2KB``: lotus reads every unit as binary), or bytes
+    (``2048``, ``34359738368``). ValueError naming the sizes otherwise. One parser, so every command takes
+    the same spellings."""
+    m = re.fullmatch(r"(\d{1,20})(?:([kmg])(?:i?b)?|b)?", text.strip().replace(" ", "").lower())
+    size = int(m[1]) * _UNITS[m[2] or ""] if m else None
+    label = next((sc.label for sc in _SIZES if sc.size == size), None)
+    if label is None:
+        raise ValueError(
+            f"must be one of {', '.join(SECTOR_SIZE_LABELS)} (or lotus's 2K / 32G, or bytes), "
+            f"got {text[:40]!r}"
+        )
+    return label

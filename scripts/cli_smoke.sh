@@ -51,6 +51,9 @@ step "c1 check"
 "$ps" c1 check c1.json --miner f01000 --sector 1
 step "bench prove --backend cpu"
 "$ps" bench prove --backend cpu --synthetic-constraints 1024 --reps 1 --warmup 0
+step "params generate + params check (the published table ships with the package)"
+"$ps" params generate --synthetic-constraints 64 --test-seed 1 --backend cpu --out params
+"$ps" params check params
 step "engine serve without the engine extra: one line, exit 2"
 rc=0
 "$ps" engine serve 2>engine.err || rc=$?

@@ -8,9 +8,10 @@ so a violation fails even if it sits in code no other test executes:
 * inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
-  < the proving wing (agent.proving: work/engine < verifier < pipeline < prover) < the request stages,
-  requester and fleet < the service and the proving engine's (agent.cuzk: request/metrics/stubs < jobs <
-  server) < the composition root (agent.runtime) < the dry run < the CLI;
+  < the parameter files' kinds and the preflight checks < the proving wing (agent.proving: work/engine
+  < verifier < pipeline < prover) < the request stages, requester and fleet < the service and the proving
+  engine's (agent.cuzk: request/metrics/stubs < jobs < server) < the composition root (agent.runtime) < the
+  dry run and doctor < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -59,6 +60,11 @@ AGENT_RANK = {
     "agent.sdnotify": (0,),
     "agent.admission": (0,),
     "agent.store": (0,),
+    "agent.host": (0,),
+    # above the configuration: the parameter files' kinds (official / development) and what `run` refuses
+    # before it starts (shared with `status --config`)
+    "agent.paramfiles": (0, 5),
+    "agent.preflight": (0, 5),
     "agent.metrics": (1,),
     "agent.proving": (1, 9),
     "agent.proving.work": (1, 0),
@@ -80,6 +86,7 @@ AGENT_RANK = {
     "agent.cuzk.server": (3, 2),
     "agent.runtime": (4,),
     "agent.dryrun": (5,),
+    "agent.doctor": (5,),
     "agent.cli": (6,),
 }
 # gpu.files (whole-or-nothing files, imports nothing) serves porep's caches too: one helper for both layers
@@ -261,6 +268,14 @@ PLANTED = {
     ),
     "agent/stages.py": ("from agent.runtime import agent_settings\n", "agent.stages (layer (2,)) must not"),
     "agent/store.py": ("from agent.cli.common import fail\n", "agent.store (layer (0,)) must not import"),
+    "agent/preflight.py": (
+        "def f():\n    from agent.runtime import build_prover\n",
+        "agent.preflight (layer (0, 5)) must not import agent.runtime",
+    ),
+    "agent/paramfiles.py": (
+        "from agent.proving.pipeline import ProofPipeline\n",
+        "agent.paramfiles (layer (0, 5)) must not import agent.proving.pipeline",
+    ),
 }
 ALLOWED = {
     "porep/ok.py": (

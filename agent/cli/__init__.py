@@ -1,9 +1,9 @@
 """The ``psagent`` command line (typer). The command tree is a contract: see docs/architecture.md.
 
 Each command group lives in its own module so that it can grow without touching the others:
-``core`` (run, prove, verify, status), ``params``, ``porep`` (seal, c1), ``snap``, ``marketcmd`` (wallet,
-market-mock), ``engine`` (serve: Curio's proving engine) and ``bench``. Results go to stdout, progress and
-logs to stderr; ``--json`` asks for one JSON object where a command has a result.
+``core`` (run, prove, verify, status), ``doctor``, ``params``, ``porep`` (seal, c1), ``snap``, ``marketcmd``
+(wallet, market-mock), ``engine`` (serve: Curio's proving engine) and ``bench``. Results go to stdout,
+progress and logs to stderr; ``--json`` asks for one JSON object where a command has a result.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli import bench, core, engine, marketcmd, params, porep, snap
+from agent.cli import bench, core, doctor, engine, marketcmd, params, porep, snap
 from agent.cli.common import EXIT_NOT_IMPLEMENTED, EXIT_USAGE, use_engine_options
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -49,6 +49,7 @@ def _root(
 
 
 core.register(app)
+doctor.register(app)
 app.add_typer(params.app, name="params")
 porep.register(app)
 marketcmd.register(app)

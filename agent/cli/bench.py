@@ -316,8 +316,8 @@ def e2e(
     partition of every run verified."""
     import json
 
-    from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, check_output_file, fail
-    from agent.cli.prove import load_work, make_pipeline, params_dir_or_default, require_params
+    from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, check_output_file, fail, settings_or_exit
+    from agent.cli.prove import load_work, make_pipeline, require_params
     from agent.proving.parameters import params_paths
 
     _check_json_out(json_out)
@@ -325,14 +325,15 @@ def e2e(
         check_output_file(jsonl, force=True, what="--jsonl")
     if export is not None and export.exists() and not export.is_dir():
         fail(f"--export {export} exists and is not a directory", EXIT_USAGE)
+    settings = settings_or_exit(None)  # [prover] of /etc/psagent/config.toml when present, PSAGENT_PROVER__*
     work = load_work(c1, miner, sector)
-    params_path, vk_path = params_paths(params_dir_or_default(params_dir), work.proof_type)
+    params_path, vk_path = params_paths(params_dir or settings.prover.params_dir, work.proof_type)
     if plan or plan_only:
         _print_plan(work, params_path, backend)
         if plan_only:
             return
     require_params(params_path, work)
-    pipeline = make_pipeline(params_path.parent, backend)
+    pipeline = make_pipeline(settings, params_path.parent, backend)
     if export is not None:
         _export_start(export, vk_path, work)
     try:
@@ -573,7 +574,7 @@ def c1_parse(
     try:
         result = measure(raw, repeat=reps)
     except C1FormatError as exc:
-        fail(f"not a valid C1: {exc}", EXIT_FAILURE)
+        fail(f"not a valid C1: {exc}", EXIT_USAGE)
     result["input"] = file if file is not None else f"generated {result['proof']} seed {rng_seed}"
     _emit(result, format_report(result), json_flag, json_out)
     if not result["identical"]:

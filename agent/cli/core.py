@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,8 +11,8 @@ from agent.cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
     Backend,
-    BackendOption,
     ConfigOption,
+    ForceOption,
     JsonOption,
     MinerOption,
     SectorOption,
@@ -24,6 +24,12 @@ if TYPE_CHECKING:
     from agent.config import Settings
     from agent.service import RunSummary
 
+ConfiguredBackendOption = Annotated[
+    Backend | None,
+    typer.Option(
+        "--backend", help="auto (CUDA if a GPU is usable, else CPU), cuda or cpu (default: prover.backend)."
+    ),
+]
 ParamsDirOption = Annotated[
     Path | None,
     typer.Option(
@@ -61,57 +67,102 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def prove(
-        input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON.")],
+        input: Annotated[
+            Path, typer.Argument(help="C1 JSON, ProofData JSON or lotus-bench c1out.json; - reads stdin.")
+        ],
         miner: MinerOption = None,
         sector: SectorOption = None,
-        out: Annotated[Path | None, typer.Option(help="Where to write the proof bytes.")] = None,
-        backend: BackendOption = Backend.auto,
+        out: Annotated[
+            Path | None,
+            typer.Option(help="Where to write the proof (default INPUT.proof; checked before any work)."),
+        ] = None,
+        force: ForceOption = False,
+        hex_flag: Annotated[
+            bool,
+            typer.Option(
+                "--hex", help="Print the proof as hex on stdout (proof: <hex>, as lotus-bench does); no file "
+                "unless --out."
+            ),
+        ] = False,
+        backend: ConfiguredBackendOption = None,
         params_dir: ParamsDirOption = None,
+        config: ConfigOption = None,
         json_flag: JsonOption = False,
     ) -> None:
-        """One-shot proof of a C1; exit 0 only if the proof verified."""
+        """One-shot proof of a C1 or ProofData through the agent's proof pipeline ([prover] of the
+        configuration); exit 0 only if every partition verified."""
         from agent.cli.prove import prove_cmd
 
-        prove_cmd(input, miner, sector, out, backend, params_dir, json_flag)
+        prove_cmd(
+            input, miner, sector, out, backend, params_dir, config=config, json_flag=json_flag,
+            hex_flag=hex_flag, force=force,
+        )
 
     @app.command()
     def verify(
-        input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON.")],
-        proof: Annotated[Path, typer.Option(help="Proof bytes (192 per partition).")],
+        input: Annotated[Path, typer.Argument(help="C1 JSON or ProofData JSON; - reads stdin.")],
+        proof: Annotated[
+            Path,
+            typer.Option(help="Proof bytes (192 per partition) or their hex (prove --hex); - reads stdin."),
+        ],
         miner: MinerOption = None,
         sector: SectorOption = None,
         params_dir: ParamsDirOption = None,
+        config: ConfigOption = None,
     ) -> None:
         """Verify a proof for a C1/ProofData."""
         from agent.cli.prove import verify_cmd
 
-        verify_cmd(input, proof, miner, sector, params_dir)
+        verify_cmd(input, proof, miner, sector, params_dir, config=config)
 
     @app.command()
     def status(config: ConfigOption = None, json_flag: JsonOption = False) -> None:
-        """Queue, asks, payments, devices, the fleet (read from the store; works while the service runs)."""
+        """Queue, asks, payments, devices, the fleet (read from the store; works while the service runs).
+        Checks the configuration as `run` does (key file, wallet, backend, metrics address, store: exit 2
+        and one line for each thing `run` would refuse) and never creates a store."""
         import json
 
         from agent.config import ConfigError
         from agent.fleet import fleet_lines, fleet_report
-        from agent.runtime import gate_file, open_configured_store, status_report
+        from agent.preflight import check_store_creatable, preflight, sqlite_path
+        from agent.runtime import gate_file, open_configured_store, read_gate, status_report
 
         settings = settings_or_exit(config)
+        running = read_gate(gate_file(settings))["state"] != "not running"
+        path = sqlite_path(settings)
         try:
-            store = open_configured_store(settings)
+            preflight(settings, agent_running=running)
+            if path is not None and not path.is_file():
+                check_store_creatable(path)
+                store = None
+            else:
+                store = open_configured_store(settings, create=False)
         except ConfigError as exc:
             fail(str(exc), EXIT_USAGE)
-        try:
-            report = status_report(store, gate=gate_file(settings)).as_json()
-            report["fleet"] = fleet_report(store)
-        finally:
-            store.close()
+        if store is None:  # not created yet: say so, never report an empty queue from a new file
+            report: dict[str, Any] = {
+                "gate": read_gate(gate_file(settings)),
+                "store": {"url": settings.store.url, "exists": False},
+                "queue": None, "asks": None, "payments": None, "recent_failures": [],
+                "oldest_unfinished_s": None, "fleet": None,
+            }
+        else:
+            try:
+                report = status_report(store, gate=gate_file(settings)).as_json()
+                report["store"] = {"url": settings.store.url, "exists": True}
+                report["fleet"] = fleet_report(store)
+            finally:
+                store.close()
         report["devices"] = _devices()
         if json_flag:
             typer.echo(json.dumps(report))
             return
         g = report["gate"]
         typer.echo(f"gate:     {g['state']}" + (f": {g['reason']}" if g.get("reason") else ""))
+        if store is None:
+            typer.echo(f"store:    {path} does not exist yet (psagent run creates it)")
+            typer.echo("devices:  " + (", ".join(report["devices"]) or "none (CPU proving)"))
+            return
         typer.echo("queue:    " + (", ".join(f"{k} {v}" for k, v in report["queue"].items() if v) or "empty"))
         typer.echo("asks:     " + (", ".join(f"{k} {v}" for k, v in report["asks"].items() if v) or "none"))
         p = report["payments"]

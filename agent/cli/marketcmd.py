@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.common import EXIT_USAGE, ConfigOption, fail, settings_or_exit
+from agent.cli.common import EXIT_USAGE, ConfigOption, fail, sector_size_or_exit, settings_or_exit
 from market.errors import KeyFileError
 from market.wallet import Wallet, read_key_file, write_key_file
 
@@ -43,9 +43,9 @@ def _store(wallet: Wallet, path: Path, network: Network, imported: bool = False)
     try:
         write_key_file(path, wallet)
     except KeyFileError as exc:
-        fail(str(exc))
+        fail(str(exc), EXIT_USAGE)
     except OSError as exc:
-        fail(f"cannot write key file {path}: {exc.strerror}")
+        fail(f"cannot write key file {path}: {exc.strerror}", EXIT_USAGE)
     if imported:
         typer.echo(f"wrote {path} (mode 0600); keep the exported key you imported from safe too", err=True)
     else:
@@ -83,7 +83,7 @@ def wallet_import(
     try:
         wallet = Wallet.from_lotus_export(text)
     except KeyFileError as exc:
-        fail(f"cannot import the key: {exc}")
+        fail(f"cannot import the key: {exc}", EXIT_USAGE)
     _store(wallet, path, network, imported=True)
 
 
@@ -96,7 +96,7 @@ def wallet_show(
     try:
         wallet = read_key_file(path)
     except KeyFileError as exc:
-        fail(str(exc))
+        fail(str(exc), EXIT_USAGE)
     typer.echo(wallet.address.encode(network.value))
 
 
@@ -108,9 +108,7 @@ def _listen(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-class SectorSize(StrEnum):
-    kib2 = "2KiB"
-    mib8 = "8MiB"
+MOCK_SIZES = ("2KiB", "8MiB")  # challenge sectors the mock seals (larger ones take hours on a CPU)
 
 
 @mock_app.command("serve")
@@ -135,7 +133,9 @@ def mock_serve(
             help="Challenge pool directory (sealed sectors; sealed on first use). Default: a cache dir."
         ),
     ] = None,
-    sector_size: Annotated[SectorSize, typer.Option(help="Sector size of the challenges.")] = SectorSize.kib2,
+    sector_size: Annotated[
+        str, typer.Option(help="Sector size of the challenges: 2KiB or 8MiB (2K, 8M, … too).")
+    ] = "2KiB",
     verifying_key: Annotated[
         Path | None,
         typer.Option(
@@ -149,7 +149,9 @@ def mock_serve(
     deadline: Annotated[float, typer.Option(min=0.1, help="Seconds to submit assigned work.")] = 45 * 60.0,
     demand: Annotated[int, typer.Option(min=0, help="Paid requests kept open.")] = 4,
     demand_price: Annotated[int, typer.Option(min=1, help="Their price, attoFIL.")] = 5 * 10**15,
-    seed: Annotated[int | None, typer.Option(help="Seed of the fault coin flips (repeatable runs).")] = None,
+    rng_seed: Annotated[
+        int | None, typer.Option("--rng-seed", help="Seed of the fault coin flips (repeatable runs).")
+    ] = None,
 ) -> None:
     """Serve the mock market; prints its base URL and a throwaway demo wallet. Stops on SIGINT/SIGTERM."""
 
@@ -160,9 +162,12 @@ def mock_serve(
     from market.mock.server import base_url, bind, serve_forever
     from market.mock.state import MarketRules, MarketState
 
+    size = sector_size_or_exit(sector_size)
+    if size not in MOCK_SIZES:
+        fail(f"--sector-size {size}: the mock market seals {' or '.join(MOCK_SIZES)} sectors", EXIT_USAGE)
     host, port = _listen(listen)
     try:
-        plan = FaultPlan.parse(faults, seed=seed)
+        plan = FaultPlan.parse(faults, seed=rng_seed)
     except FaultSpecError as exc:
         fail(str(exc), EXIT_USAGE)
     if verifying_key is not None and not verifying_key.is_file():
@@ -172,7 +177,7 @@ def mock_serve(
     if pool is None:
         from agent.config import cache_dir
 
-        pool = cache_dir() / f"mock-pool-{sector_size.value}"
+        pool = cache_dir() / f"mock-pool-{size}"
     if pool.exists() and not pool.is_dir():
         fail(f"--pool {pool} is not a directory", EXIT_USAGE)
     try:
@@ -184,15 +189,15 @@ def mock_serve(
         try:
             checker = PairingChecker(verifying_key)
         except (RuntimeError, OSError, ValueError) as exc:
-            fail(f"cannot use the verifying key: {exc}")
+            fail(f"cannot use the verifying key: {exc}", EXIT_USAGE)
     else:
         checker = DigestStandInChecker()
         typer.echo(
             "proofs are checked by a stand-in (no --verifying-key): not a cryptographic check", err=True
         )
-    proof = "StackedDrg2KiBV1_1" if sector_size is SectorSize.kib2 else "StackedDrg8MiBV1_1"
+    proof = f"StackedDrg{size}V1_1"
     if not any(pool.glob("sector-*")):
-        typer.echo(f"sealing a {sector_size.value} challenge sector into {pool} (once)…", err=True)
+        typer.echo(f"sealing a {size} challenge sector into {pool} (once)…", err=True)
     try:
         challenges = ChallengePool.open(pool, proof_type=proof)
     except OSError as exc:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,10 +19,18 @@ from agent.cli.common import (
     Backend,
     BackendOption,
     ForceOption,
+    Interrupted,
     announce_compilation,
     fail,
+    interruptible,
     resolve_backend,
+    sector_size_or_exit,
 )
+
+if TYPE_CHECKING:
+    from gpu.groth16.r1cs import R1CS
+    from porep.prooftypes import ProofType
+    from porep.snap.params import UpdateProofType
 
 app = typer.Typer(help="Groth16 parameters (bellperson .params/.vk layout).", no_args_is_help=True)
 
@@ -57,30 +66,44 @@ def generate(
     the CPU; the file is streamed to disk as it is computed and is the same bytes either way."""
     if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
         fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
+    from agent.host import disk_free, gb
+    from gpu.groth16 import plan
     from gpu.groth16.r1cs import R1CS
-    from gpu.groth16.setup import UnconstrainedVariable
+    from gpu.groth16.setup import UnconstrainedVariable, estimate
     from gpu.groth16.synthetic import SyntheticCircuit
     from gpu.placement import GpuError
 
     if update and sector_size is None:
         fail("--update goes with --sector-size SIZE", EXIT_USAGE)
-    chosen = resolve_backend(backend)  # --backend cuda without a GPU: exit 2 before the circuit is built
-    if sector_size is not None and update:
-        from agent.cli.snap import update_r1cs
+    pt: Any = None
+    if sector_size is not None:  # the proof type first: its file name is checked before any work
+        label = sector_size_or_exit(sector_size)
+        if update:
+            from porep.snap.params import UPDATE_PROOF_TYPES
 
-        system, stem = update_r1cs(sector_size)
-        stem = name or stem
-        circuit: dict[str, object] = {"update_sector_size": sector_size}
-    elif sector_size is not None:
-        system, stem = _partition_r1cs(sector_size)
-        stem = name or stem
-        circuit = {"porep_sector_size": sector_size}
+            pt = next(t for t in UPDATE_PROOF_TYPES if t.size_label == label)
+        else:
+            from porep.prooftypes import proof_type
+
+            pt = proof_type(f"StackedDrg{label}V1_1")
+        stem = name or pt.param_stem
+    elif r1cs is not None:
+        stem = name or r1cs.name
+    else:
+        stem = name or f"synthetic-{synthetic_constraints}-{public_inputs}"
+    _check_outputs(out, stem, force)
+    chosen = resolve_backend(backend)  # --backend cuda without a GPU: exit 2 before the circuit is built
+    if pt is not None:  # disk and memory from the circuit template's counts, before the circuit is built
+        sizes = _template_sizes(pt, update)
+        _check_resources(out, stem, estimate(sizes), circuit_bytes=plan.compact_r1cs_host_bytes(sizes))
+    if pt is not None:
+        system = _blank_r1cs(pt)
+        circuit: dict[str, object] = {"update_sector_size" if update else "porep_sector_size": pt.size_label}
     elif r1cs is not None:
         try:
             system = R1CS.load(r1cs)
         except (OSError, ValueError, KeyError) as exc:
             fail(f"cannot load R1CS from {r1cs}: {exc}", EXIT_USAGE)
-        stem = name or r1cs.name
         circuit = {"r1cs": str(r1cs)}
     else:
         assert synthetic_constraints is not None
@@ -88,9 +111,9 @@ def generate(
             system = SyntheticCircuit(synthetic_constraints, public_inputs).r1cs()
         except ValueError as exc:
             fail(str(exc), EXIT_USAGE)
-        stem = name or f"synthetic-{synthetic_constraints}-{public_inputs}"
         circuit = {"synthetic_constraints": synthetic_constraints, "public_inputs": public_inputs}
-    _check_outputs(out, stem, force)
+    if pt is None:  # the circuit is in memory already: its counts
+        _check_resources(out, stem, estimate(plan.ProofSizes.of_r1cs(system)))
     device = None
     if chosen is Backend.cuda:
         from gpu.device import devices
@@ -98,7 +121,7 @@ def generate(
         device = devices()[0]
     announce_compilation()
     from agent.config import cache_dir
-    from agent.proving.parameters import write_dev_params
+    from agent.proving.parameters import IN_PLACE, write_dev_params
 
     meta = {
         "circuit": circuit,
@@ -106,43 +129,78 @@ def generate(
         "test_mode": test_seed is not None,
         "backend": str(chosen),
     }
+    params_path = out / f"{stem}.params"
+    reached: list[str] = []  # the setup's stages that write the file (its temporary file open), IN_PLACE
+
+    def progress_of(shown: Callable[[str, float, float], None]) -> Callable[[str, float, float], None]:
+        def progress(stage: str, done: float, total: float) -> None:
+            if stage in ("h", "l", "a", "b_g1", "b_g2", "write", IN_PLACE) and stage not in reached:
+                reached.append(stage)
+            shown(stage, done, total)
+
+        return progress
+
     try:
-        with _setup_progress() as progress:
+        with interruptible(), _setup_progress() as shown:
             write_dev_params(
                 system, out, stem, cache=cache_dir(), meta=meta, backend=chosen, device=device,
-                test_seed=test_seed, progress=progress,
+                test_seed=test_seed, progress=progress_of(shown),
             )
     except UnconstrainedVariable as exc:
         fail(str(exc), EXIT_FAILURE)
     except GpuError as exc:
         fail(f"setup on the GPU failed: {exc}", EXIT_FAILURE)
-    typer.echo(f"wrote {out / stem}.params / .vk ({meta['toxic_waste']})")
+    except Interrupted as exc:
+        fail(f"{exc.name}: stopped; {_cleanup(params_path, reached)}", 128 + exc.signum)
+    except OSError as exc:  # a full disk, an I/O error: one line, nothing partial left
+        free = disk_free(out)
+        fail(
+            f"writing the parameters in {out}: {exc.strerror or exc} ({gb(free)} free there); "
+            f"{_cleanup(params_path, reached)}",
+            EXIT_FAILURE,
+        )
+    print(f"wrote {params_path} / .vk ({meta['toxic_waste']})", file=sys.stderr, flush=True)
 
 
-def _partition_r1cs(sector_size: str) -> tuple[Any, str]:
-    """The blank circuit of one partition from the pre-compiled circuit (porep.circuit.pce, cached under the
-    agent's cache directory: a 32GiB partition in minutes, not the hours of direct synthesis) and Filecoin's
-    parameter file stem for it (all flavours of a size share parameters)."""
+def _cleanup(params: Path, reached: list[str]) -> str:
+    """What a failed or interrupted run left, said in one phrase. ``write_dev_params`` leaves a whole set or
+    none (the setup's writer removes its temporary file; a new .params whose .vk could not follow is removed
+    too); ``reached``: the writing stages begun, ``IN_PLACE`` once the new .params was renamed into place."""
+    from agent.proving.parameters import IN_PLACE
+
+    tmp = params.with_name(params.name + ".tmp")  # gpu.groth16.params.ParamsWriter's
+    if tmp.exists():
+        try:
+            tmp.unlink()
+        except OSError:
+            return f"could not remove {tmp}: remove by hand"
+    if not reached:
+        return "nothing was written"
+    if IN_PLACE in reached:
+        return f"removed the new {params.name} (its .vk and .meta.json could not follow)"
+    return f"removed the partial {tmp.name}"
+
+
+def _blank_r1cs(pt: ProofType | UpdateProofType) -> R1CS:
+    """The blank circuit of one partition (``agent.proving.parameters.blank_r1cs``: the update circuit for an
+    update proof type; the StackedDRG one from the pre-compiled circuit, cached under the agent's cache
+    directory: a 32GiB partition in minutes, not the hours of direct synthesis)."""
     import time
 
-    from agent.cli.prove import SIZES
     from agent.config import cache_dir
     from agent.proving.parameters import blank_r1cs
-    from porep.prooftypes import proof_type
+    from porep.snap.params import UpdateProofType
 
-    size = next((s for s in SIZES if s.lower() == sector_size.strip().lower()), None)
-    if size is None:
-        fail(f"--sector-size must be one of {', '.join(SIZES)}, got {sector_size[:40]!r}", EXIT_USAGE)
-    pt = proof_type(f"StackedDrg{size}V1_1")
     t = time.perf_counter()
     system = blank_r1cs(pt, cache_dir())
+    what = "update circuit" if isinstance(pt, UpdateProofType) else "circuit"
     print(
-        f"circuit {size}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
+        f"{what} {pt.size_label}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
         f"{system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
         file=sys.stderr,
         flush=True,
     )
-    return system, pt.param_stem
+    return system
 
 
 @contextmanager
@@ -188,6 +246,16 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
     """Refuse, before the (long) setup, to write into a non-directory or over existing parameters."""
     import os
 
+    from agent.paramfiles import official_dir_of
+
+    official = official_dir_of(out)
+    if official is not None:
+        fail(
+            f"--out {out}: {official} is Filecoin's official parameter directory (lotus and curio load it "
+            "before sealing); development parameters go elsewhere, e.g. --out ./params, with "
+            "prover.params_dir / --params-dir pointing there",
+            EXIT_USAGE,
+        )
     if out.exists() and not out.is_dir():
         fail(f"--out {out} exists and is not a directory", EXIT_USAGE)
     existing = [p for ext in (".params", ".vk", ".meta.json") if (p := out / f"{stem}{ext}").exists()]
@@ -198,6 +266,72 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
         anchor = anchor.parent
     if not os.access(anchor, os.W_OK):
         fail(f"--out {out}: {anchor} is not writable", EXIT_USAGE)
+
+
+# temporary files of gpu.groth16.params.ParamsWriter (NAME.params.tmp) and of gpu.files (.NAME.PID.TID.tmp:
+# the .vk and .meta.json), left only by a run killed outright
+LEFTOVER_GLOBS = ("*.params.tmp", ".*.tmp")
+
+
+def _template_sizes(pt: Any, update: bool) -> Any:
+    """``gpu.groth16.plan.ProofSizes`` of ``pt``'s partition from its circuit template (recorded once and
+    cached: seconds), without building the circuit (a 32GiB one is 7.5 GB)."""
+    from agent.config import cache_dir
+    from gpu.groth16 import plan
+
+    if update:
+        from porep.snap.partition import update_template
+
+        t = update_template(pt, cache_dir())
+    else:
+        from porep.circuit.partition import partition_template
+
+        t = partition_template(pt, cache_dir())
+    coeff = int(t.coeff[0].dtype.itemsize)
+    return plan.ProofSizes.of_stats(t.stats(), coeff_bytes=coeff, table_rows=int(t.table.shape[0]))
+
+
+def _check_resources(out: Path, stem: str, est: Any, *, circuit_bytes: int = 0) -> None:
+    """Before the setup: print what it will take (file size, memory), name files left over by earlier runs
+    that did not finish, and refuse (exit 2, one line) when the disk or the memory cannot hold it.
+    ``circuit_bytes``: the circuit still to be built (held through the setup)."""
+    from agent.host import disk_free, existing_anchor, gb, mem_available
+
+    own_tmp = out / f"{stem}.params.tmp"
+    reclaimed = 0
+    if out.is_dir():
+        for pattern in LEFTOVER_GLOBS:
+            for p in sorted(out.glob(pattern)):
+                size = p.stat().st_size
+                if p == own_tmp:
+                    reclaimed = size
+                    what = "it is replaced now"
+                else:
+                    what = f"remove it (rm {p}) unless another run is writing it"
+                print(f"psagent: {p} ({gb(size)}) is left over from an earlier run that did not finish; "
+                      f"{what}", file=sys.stderr, flush=True)
+    need = est.file_bytes + est.vk_bytes + (1 << 20)
+    free = disk_free(out) + reclaimed
+    memory = est.host_bytes + circuit_bytes
+    avail = mem_available()
+    print(
+        f"psagent: the parameters take {gb(est.file_bytes)} on disk ({gb(free)} free in "
+        f"{existing_anchor(out)}) and about {gb(memory)} of memory for the "
+        + ("circuit and the setup" if circuit_bytes else "setup")
+        + (f" ({gb(avail)} available)" if avail is not None else ""),
+        file=sys.stderr, flush=True,
+    )
+    if need > free:
+        fail(f"--out {out}: the parameters need {gb(need)} on disk, {gb(free)} is free there", EXIT_USAGE)
+    if avail is not None and memory > avail and os.environ.get("PSAGENT_SETUP_MEMORY_CHECK") == "warn":
+        print(f"psagent: warning: the setup needs about {gb(memory)}, {gb(avail)} is available "
+              "(MemAvailable); going on (PSAGENT_SETUP_MEMORY_CHECK=warn)", file=sys.stderr, flush=True)
+    elif avail is not None and memory > avail:
+        fail(
+            f"the setup needs about {gb(memory)} of memory, {gb(avail)} is available (MemAvailable): "
+            "free memory or use a larger host",
+            EXIT_USAGE,
+        )
 
 
 def _scan(path: Path) -> dict[str, object]:
@@ -232,30 +366,107 @@ def _scan(path: Path) -> dict[str, object]:
         return info
 
 
-@app.command()
-def info(
-    directory: Annotated[Path, typer.Argument(help="A directory of .params / .vk files.")],
-) -> None:
-    """Describe the .params / .vk files in a directory (sizes from the layout's length fields); one JSON
-    object per file on stdout."""
+def _param_files(directory: Path) -> list[Path]:
     if not directory.exists():
         fail(f"{directory} does not exist", EXIT_USAGE)
     if not directory.is_dir():
         fail(f"{directory} is not a directory", EXIT_USAGE)
-    files = sorted([*directory.glob("*.params"), *directory.glob("*.vk")]) if directory.is_dir() else []
+    files = sorted([*directory.glob("*.params"), *directory.glob("*.vk")])
     if not files:
         fail(f"no .params or .vk files in {directory}", EXIT_USAGE)
+    return files
+
+
+def _hashing(path: Path, digests: Any) -> None:
+    """Say so before reading a large file whose digest is not on record yet (a 47 GB file: minutes)."""
+    from porep.official_params import registry
+
+    size = path.stat().st_size
+    if size > 1 << 30 and registry().get(path.name) is not None and digests.known(path) is None:
+        print(f"psagent: computing the digest of {path.name} ({size / 1e9:.1f} GB, once per file)…",
+              file=sys.stderr, flush=True)
+
+
+@app.command()
+def info(
+    directory: Annotated[Path, typer.Argument(help="A directory of .params / .vk files.")],
+) -> None:
+    """Describe the .params / .vk files in a directory, one JSON object per file on stdout: sizes from the
+    layout's length fields, and ``kind``: official (a published name with the published digest),
+    development (ours, or a name Filecoin does not publish) or damaged (a published name, another digest).
+    Exit 1 when a file is damaged or does not parse."""
+    from agent.config import cache_dir
+    from agent.paramfiles import ParamDigests, official_dir_of, verdict
+    from porep.official_params import DAMAGED, DEVELOPMENT
+
+    files = _param_files(directory)
+    digests = ParamDigests(cache_dir())
+    in_official = official_dir_of(directory) is not None
     bad = False
     for p in files:
+        _hashing(p, digests)
+        v = verdict(p, digests)
         try:
             row = _scan(p)
         except (OSError, ValueError) as exc:
-            typer.echo(f"{p.name}: INVALID ({exc})")
+            typer.echo(f"{p.name}: INVALID ({exc}; {v.kind}: {v.reason})")
             bad = True
             continue
-        meta = p.with_suffix(".meta.json")
+        row["kind"], row["reason"] = v.kind, v.reason
+        if v.published is not None:
+            row["cid"] = v.published.cid
+        meta = p.with_name(p.name.rsplit(".", 1)[0] + ".meta.json")
         if meta.exists():
             row["toxic_waste"] = json.loads(meta.read_text()).get("toxic_waste")
+        if in_official and v.kind == DEVELOPMENT:
+            row["warning"] = "development file in Filecoin's official parameter directory: move it elsewhere"
+        bad |= v.kind == DAMAGED
         typer.echo(json.dumps(row))
     if bad:
         raise typer.Exit(EXIT_FAILURE)
+
+
+@app.command()
+def check(
+    directory: Annotated[Path, typer.Argument(help="A directory of .params / .vk files.")],
+) -> None:
+    """Check every .params / .vk file as the prover would trust it: a published file by its digest (as
+    paramfetch does), any other file point by point (curve and subgroup checks; once per .params file, the
+    success remembered by digest as the prover does). One line per file on stdout; exit 1 when any fails."""
+    from agent.config import cache_dir
+    from agent.paramfiles import ParamDigests, verdict
+    from agent.proving.parameters import CheckedParams
+    from gpu.curves import EncodingError
+    from gpu.groth16.params import check_file
+    from porep.official_params import DAMAGED, OFFICIAL
+
+    files = _param_files(directory)
+    digests = ParamDigests(cache_dir())
+    checked = CheckedParams(cache_dir())
+    failed = 0
+    for p in files:
+        _hashing(p, digests)
+        v = verdict(p, digests)
+        if v.kind == OFFICIAL:
+            typer.echo(f"ok      {v.line(p.name)}")
+            continue
+        if v.kind == DAMAGED:
+            typer.echo(f"FAILED  {v.line(p.name)}")
+            failed += 1
+            continue
+        if p.suffix == ".params" and checked.trusted(p):
+            typer.echo(f"ok      {p.name}: {v.kind}, every point checked earlier (same bytes)")
+            continue
+        print(f"psagent: checking every point of {p.name} ({p.stat().st_size / 1e6:.1f} MB)…",
+              file=sys.stderr, flush=True)
+        try:
+            n = check_file(p)
+        except (EncodingError, ValueError, OSError) as exc:
+            typer.echo(f"FAILED  {p.name}: {v.kind}, {exc}")
+            failed += 1
+            continue
+        if p.suffix == ".params":
+            checked.record(p, digests.digests(p)[1] if digests.known(p) else None)
+        typer.echo(f"ok      {p.name}: {v.kind}, {n:,} points on the curve and in the subgroup")
+    if failed:
+        fail(f"{failed} of {len(files)} file(s) failed the check", EXIT_FAILURE)

@@ -256,7 +256,8 @@ def c1_synth(
     else:
         typer.echo(
             f"wrote {out}: {pt.name} C1, {len(raw)} bytes, {sparse.challenges.size} challenges"
-            f"{', strict check passed' if check else ''} ({elapsed:.1f} s)"
+            f"{', strict check passed' if check else ''} ({elapsed:.1f} s)",
+            err=True,  # "wrote …" is progress on stderr everywhere; --json puts the result on stdout
         )
 
 
@@ -380,6 +381,10 @@ def register(app: typer.Typer) -> None:
         random_piece: Annotated[
             bool, typer.Option("--random-piece", help="Random data filling the sector's raw capacity.")
         ] = False,
+        cc: Annotated[
+            bool,
+            typer.Option("--cc", help="A committed-capacity sector: all zeros (for snap make)."),
+        ] = False,
         parent_cache: Annotated[
             Path | None,
             typer.Option(
@@ -402,8 +407,8 @@ def register(app: typer.Typer) -> None:
         pt = _proof_type(registered_proof)
         if pt.tree.sub or pt.tree.top:
             fail(f"{pt.name}: only 2KiB, 8MiB and 512MiB sectors can be sealed here", EXIT_USAGE)
-        if (piece is None) == (not random_piece):
-            fail("give exactly one of --piece FILE and --random-piece", EXIT_USAGE)
+        if sum((piece is not None, random_piece, cc)) != 1:
+            fail("give exactly one of --piece FILE, --random-piece and --cc", EXIT_USAGE)
         actor = parse_miner(miner) if miner is not None else None
         if prover_id is not None:
             prover = _hex32(prover_id, "--prover-id")
@@ -426,6 +431,8 @@ def register(app: typer.Typer) -> None:
                     f"piece of {len(data)} bytes does not fit a {pt.size_label} sector ({cap} bytes)",
                     EXIT_USAGE,
                 )
+        elif cc:
+            data = b""  # zero-extended to the sector: comm_d is the zero commitment, as for a CC sector
         else:
             data = secrets.token_bytes(cap)
         announce_compilation()

@@ -3,61 +3,103 @@
 
 Argument parsing and output only: the input becomes an ``agent.proving.work.Work`` (recognised, strictly
 checked, public inputs computed once; bad input is one line and exit 2 before any proving), the proof comes
-from the one proof pipeline (``agent.proving.pipeline``, also behind ``bench e2e`` and the agent), and the
-pairing check is the one host verifier (``agent.proving.verifier``). A live view per partition on a
-terminal, quiet otherwise and with --json. The proof file is the raw bytes, 192 per partition.
-Parameters are Filecoin's file names (``<param_stem>.params`` / ``.vk``) in ``--params-dir``, default
-``$FIL_PROOFS_PARAMETER_CACHE`` or ``/var/tmp/filecoin-proof-parameters``, so official parameters work
-unchanged.
+from the one proof pipeline (``agent.runtime.build_pipeline``: ``[prover]``'s backend, devices, engine options
+and partition workers, as ``psagent run`` builds it; also behind ``bench e2e``), and the pairing check is the
+one host verifier (``agent.proving.verifier``). The configuration is ``--config`` (else
+``/etc/psagent/config.toml`` when present) with ``PSAGENT_PROVER__*`` overrides; ``--params-dir`` and
+``--backend`` override it. Progress goes to stderr: a live view per partition on a terminal, else one log
+line per stage with an estimate of the time left. The proof file is the raw bytes, 192 per partition
+(``--hex``: ``proof: <hex>`` on stdout, as lotus-bench prints it). ``-`` reads the input (or, for
+``verify``, the proof) from stdin.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import typer
 
-from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, Backend, fail, parse_miner, parse_u64
+from agent.cli.common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    Backend,
+    check_output_file,
+    fail,
+    parse_miner,
+    parse_u64,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import TaskID
 
+    from agent.config import Settings
     from agent.proving.pipeline import ProofPipeline, ProofResult, StageEvent
     from agent.proving.work import Work
 
+STDIN = "-"
 
-def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
-    """The Work of the file at ``path``; one line and exit 2 on anything that is not provable input."""
-    from agent.proving.work import Work, WorkError
 
+def read_input(path: Path, what: str = "") -> bytes:
+    """The bytes of ``path`` (``-``: stdin), or one line and exit 2."""
+    if str(path) == STDIN:
+        if sys.stdin.isatty():
+            fail(f"{what or 'INPUT'} is - (stdin), but stdin is a terminal: pipe the file in", EXIT_USAGE)
+        return sys.stdin.buffer.read()
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}", EXIT_USAGE)
+
+
+def load_work(path: Path, miner: str | None, sector: int | None) -> Work:
+    """The Work of the file at ``path`` (``-``: stdin); one line and exit 2 on anything that is not provable
+    input."""
+    from agent.proving.work import Work, WorkError
+
+    raw = read_input(path)
     m = parse_miner(miner) if miner is not None else None
     n = parse_u64(sector, "--sector") if sector is not None else None
     try:
         return Work.from_bytes(raw, miner=m, sector=n)
     except WorkError as exc:
-        fail(f"{path}: {exc}", EXIT_USAGE)
-
-
-def params_dir_or_default(params_dir: Path | None) -> Path:
-    from agent.proving.parameters import default_params_dir
-
-    return params_dir if params_dir is not None else default_params_dir()
+        fail(f"{'stdin' if str(path) == STDIN else path}: {exc}", EXIT_USAGE)
 
 
 def require_params(path: Path, work: Work) -> None:
     if not path.exists():
-        update = " --update" if work.update is not None else ""
-        fail(
-            f"missing parameter file {path} (make a development one with: psagent params generate "
-            f"--sector-size {work.proof_type.size_label}{update} --out {path.parent})",
-            EXIT_USAGE,
-        )
+        from agent.paramfiles import fetch_hint
+
+        hint = fetch_hint(work.proof_type.size_label, path.parent, update=work.update is not None)
+        fail(f"missing parameter file {path} ({hint})", EXIT_USAGE)
+
+
+class Pace:
+    """The proof's time left from its partitions: done so far, at the pace since the first began."""
+
+    def __init__(self, partitions: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.partitions = partitions
+        self.clock = clock
+        self.first: float | None = None
+        self.done = 0
+
+    def began(self) -> None:
+        if self.first is None:
+            self.first = self.clock()
+
+    def finished(self) -> str:
+        """Count one partition done; ``(k/n partitions[, about T left])``."""
+        self.done += 1
+        left = None
+        if self.first is not None and self.done < self.partitions:
+            left = (self.clock() - self.first) / self.done * (self.partitions - self.done)
+        tail = f", about {_duration(left)} left" if left else ""
+        return f"({self.done}/{self.partitions} partitions{tail})"
 
 
 class ProgressView:
@@ -73,6 +115,7 @@ class ProgressView:
             transient=False,
         )
         self.partitions = partitions
+        self.pace = Pace(partitions)
         self._tasks: dict[int, TaskID] = {}
         self._done: dict[int, list[str]] = {}
 
@@ -94,36 +137,91 @@ class ProgressView:
             self._done[k] = []
         done = self._done[k]
         if ev.seconds is None:
+            if k >= 0:
+                self.pace.began()
             text = f"{self._label(k)}: {ev.stage}…  " + ", ".join(done)
             self.progress.update(task, description=text)
             return
         done.append(f"{ev.stage} {ev.seconds:.2f}s")
         finished = ev.stage in ("key", "verified", "NOT VERIFIED")
         text = f"{self._label(k)}: " + ", ".join(done)
+        if k >= 0 and finished:
+            text += "  " + self.pace.finished()
         self.progress.update(task, description=text, completed=1 if finished else 0)
 
 
-def make_pipeline(params_dir: Path, backend: Backend) -> ProofPipeline:
-    """The proof pipeline on the chosen backend (exit 2 before any work when CUDA is asked for, absent)."""
-    from agent.cli.common import announce_compilation, resolve_backend, use_engine_options
-    from agent.proving.engine import Groth16Engine
-    from agent.proving.pipeline import ProofPipeline
+def make_pipeline(settings: Settings, params_dir: Path, backend: Backend | None) -> ProofPipeline:
+    """The proof pipeline as the agent builds it from ``settings`` (``agent.runtime.build_pipeline``), its
+    parameters from ``params_dir``, on ``backend`` when given (else ``prover.backend``); a backend or device
+    that is not there is one line and exit 2 before any work."""
+    from agent import runtime
+    from agent.cli.common import announce_compilation, resolve_backend
+    from agent.config import ConfigError
 
-    options = use_engine_options()
-    chosen = resolve_backend(backend)
+    if backend is not None:  # the option's words for a GPU that is not there, before any work
+        chosen = resolve_backend(backend)
+        prover = settings.prover.model_copy(update={"backend": chosen.value})
+        settings = settings.model_copy(update={"prover": prover})
+    try:
+        pipeline = runtime.build_pipeline(settings, params_dir=params_dir)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
     announce_compilation()
-    engine = Groth16Engine(chosen.value, 0 if chosen is Backend.cuda else None, options=options)
-    return ProofPipeline(params_dir, engines=[engine], workers=1)
+    return pipeline
+
+
+class ProgressLog:
+    """Progress without a terminal: one line on ``out`` per stage as it ends (the setup's also as they
+    start: a 32GiB circuit or parameter load takes minutes), each partition's last line with the proof's time
+    left (:class:`Pace`)."""
+
+    def __init__(
+        self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.partitions = partitions
+        self.out = out
+        self.clock = clock
+        self.t0 = clock()
+        self.pace = Pace(partitions, clock)
+        self._lock = threading.Lock()
+
+    def _say(self, text: str) -> None:
+        print(f"prove: {self.clock() - self.t0:7.1f} s  {text}", file=self.out or sys.stderr, flush=True)
+
+    def __call__(self, ev: StageEvent) -> None:
+        with self._lock:
+            if ev.partition < 0:
+                if ev.seconds is None:
+                    self._say(f"setup: {ev.stage}…")
+                else:
+                    self._say(f"setup: {ev.stage} done in {ev.seconds:.2f} s")
+                return
+            if ev.seconds is None:
+                self.pace.began()
+                return
+            where = f"partition {ev.partition + 1}/{self.partitions}: {ev.stage}"
+            if ev.stage not in ("verified", "NOT VERIFIED"):
+                self._say(f"{where} done in {ev.seconds:.2f} s")
+                return
+            self._say(f"{where} {self.pace.finished()}")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def run_pipeline(pipeline: ProofPipeline, work: Work, *, job_id: str, live: bool) -> ProofResult:
-    """One proof through ``pipeline``; a parameter file that does not fit the circuit is one line and
-    exit 2."""
+    """One proof through ``pipeline`` with its progress on stderr (``live``: the view on a terminal, else
+    log lines); a parameter file that does not fit the circuit is one line and exit 2."""
     from rich.console import Console
 
     try:
         if not live:
-            return pipeline.prove(work, job_id=job_id)
+            return pipeline.prove(work, job_id=job_id, events=ProgressLog(work.partitions))
         with ProgressView(work.partitions, Console(stderr=True)) as view:
             return pipeline.prove(work, job_id=job_id, events=view)
     except (ValueError, FileNotFoundError) as exc:
@@ -138,20 +236,32 @@ def stage_summary(stages: dict[str, float]) -> str:
 
 
 def prove_cmd(
-    input: Path, miner: str | None, sector: int | None, out: Path | None, backend: Backend,
-    params_dir: Path | None, json_flag: bool = False,
+    input: Path, miner: str | None, sector: int | None, out: Path | None, backend: Backend | None,
+    params_dir: Path | None, *, config: Path | None = None, json_flag: bool = False, hex_flag: bool = False,
+    force: bool = False,
 ) -> None:
+    """Every output is checked before the input is read: ``--out`` (default INPUT.proof; from stdin only
+    with --out or --hex) must be a writable file that does not exist yet unless ``force``."""
     import json
-    import sys
 
     from agent.admission import new_job_id
+    from agent.cli.common import settings_or_exit
     from agent.proving.parameters import params_paths
 
+    if json_flag and hex_flag:
+        fail("--json and --hex both print the result on stdout: give one", EXIT_USAGE)
+    target = out
+    if target is None and not hex_flag:
+        if str(input) == STDIN:
+            fail("the input is stdin: give --out FILE for the proof (or --hex to print it)", EXIT_USAGE)
+        target = input.with_name(input.name + ".proof")
+    if target is not None:
+        check_output_file(target, force)
+    settings = settings_or_exit(config)
     work = load_work(input, miner, sector)
-    params_path, _ = params_paths(params_dir_or_default(params_dir), work.proof_type)
+    params_path, _ = params_paths(params_dir or settings.prover.params_dir, work.proof_type)
     require_params(params_path, work)
-    target = out if out is not None else input.with_name(input.name + ".proof")
-    pipeline = make_pipeline(params_path.parent, backend)
+    pipeline = make_pipeline(settings, params_path.parent, backend)
     live = not json_flag and sys.stderr.isatty()
     result = run_pipeline(pipeline, work, job_id=new_job_id("prove"), live=live)
     report = result.report()
@@ -159,32 +269,57 @@ def prove_cmd(
         if json_flag:
             typer.echo(json.dumps({**result.as_json(), "out": None}))
         fail(f"{report.diagnosis()}; nothing written", EXIT_FAILURE)
-    from gpu.files import atomic_write
+    if target is not None:
+        from gpu.files import atomic_write
 
-    atomic_write(target, result.proof)  # whole or not at all
+        atomic_write(target, result.proof)  # whole or not at all
     if json_flag:
         typer.echo(json.dumps({**result.as_json(), "out": str(target)}))
         return
-    typer.echo(
+    summary = (
         f"{result.proof_type}: {work.partitions} partition(s) proven and verified in {result.wall_s:.1f}s on "
-        f"{result.backend} ({stage_summary(result.stages())}), {len(result.proof)} bytes -> {target}"
+        f"{result.backend} ({stage_summary(result.stages())}), {len(result.proof)} bytes"
     )
+    if hex_flag:  # stdout is the proof, as lotus-bench prints it; the summary goes to stderr
+        typer.echo(f"proof: {result.proof.hex()}")
+        typer.echo(summary + (f" -> {target}" if target is not None else ""), err=True)
+        return
+    typer.echo(f"{summary} -> {target}")
+
+
+def read_proof(proof: Path, work: Work) -> bytes:
+    """The proof bytes of ``proof`` (``-``: stdin): raw (192 bytes per partition), or hex as ``prove --hex``
+    and lotus-bench print it (``proof: <hex>``, or the bare hex); one line and exit 2 otherwise."""
+    data = read_input(proof, "--proof")
+    if len(data) == work.proof_bytes:
+        return data
+    text = data.strip()
+    text = text[len(b"proof:"):].strip() if text.lower().startswith(b"proof:") else text
+    try:
+        decoded = bytes.fromhex(text.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        decoded = b""
+    if len(decoded) == work.proof_bytes:
+        return decoded
+    where = "stdin" if str(proof) == STDIN else str(proof)
+    fail(f"{where}: {len(data)} bytes, a {work.proof_type.name} proof is {work.proof_bytes} (or that in hex)",
+         EXIT_USAGE)
 
 
 def verify_cmd(
-    input: Path, proof: Path, miner: str | None, sector: int | None, params_dir: Path | None
+    input: Path, proof: Path, miner: str | None, sector: int | None, params_dir: Path | None,
+    *, config: Path | None = None,
 ) -> None:
+    from agent.cli.common import settings_or_exit
     from agent.proving.verifier import HostVerifier
 
+    if str(input) == STDIN and str(proof) == STDIN:
+        fail("INPUT and --proof cannot both be - (stdin): give one of them as a file", EXIT_USAGE)
+    settings = settings_or_exit(config)
     work = load_work(input, miner, sector)
-    verifier = HostVerifier(params_dir_or_default(params_dir))
+    verifier = HostVerifier(params_dir or settings.prover.params_dir)
     require_params(verifier.vk_file(work.proof_type), work)
-    try:
-        data = proof.read_bytes()
-    except OSError as exc:
-        fail(f"cannot read {proof}: {exc.strerror or exc}", EXIT_USAGE)
-    if len(data) != work.proof_bytes:
-        fail(f"{proof}: {len(data)} bytes, a {work.proof_type.name} proof is {work.proof_bytes}", EXIT_USAGE)
+    data = read_proof(proof, work)
     try:
         report = verifier.verify(work, data)
     except (ValueError, OSError) as exc:  # an unreadable verifying key file
@@ -193,5 +328,3 @@ def verify_cmd(
         fail(report.diagnosis(), EXIT_FAILURE)
     typer.echo(f"{work.proof_type.name}: {work.partitions} partition(s) verified")
 
-
-SIZES = ("2KiB", "8MiB", "512MiB", "32GiB", "64GiB")

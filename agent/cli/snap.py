@@ -1,7 +1,7 @@
 """snap make / synth / check: SnapDeals update test data and the strict vanilla check of Snap requests.
 
-``psagent snap make SECTOR_DIR`` updates a CC sector sealed by ``psagent seal`` with a piece and writes the
-update directory; ``psagent snap synth --sector-size 32GiB --out F`` writes a valid Snap ProofData of any
+``psagent snap make SECTOR_DIR`` updates a CC sector sealed by ``psagent seal --cc`` with a piece and writes
+the update directory; ``psagent snap synth --sector-size 32GiB --out F`` writes a valid Snap ProofData of any
 size without a sector (:mod:`porep.snap.synth`, the Snap counterpart of ``c1 synth``); ``psagent snap check
 FILE`` runs :mod:`porep.snap.verify` on a Snap ProofData (the market's request JSON) and exits 0 only if
 every check passes (1 if one fails, 2 on unusable input).
@@ -20,7 +20,7 @@ import secrets
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -35,6 +35,7 @@ from agent.cli.common import (
     fail,
     parse_miner,
     parse_u64,
+    sector_size_or_exit,
 )
 
 app = typer.Typer(
@@ -47,7 +48,7 @@ VPROOF = "snap-vproof.json"
 
 @app.command("make")
 def make(
-    sector_dir: Annotated[Path, typer.Argument(help="A CC sector directory (psagent seal --out, no piece).")],
+    sector_dir: Annotated[Path, typer.Argument(help="A CC sector directory (psagent seal --cc --out DIR).")],
     out: Annotated[Path, typer.Option(help="Output directory (must be new or empty unless --force).")],
     piece: Annotated[
         Path | None, typer.Option(help="Unpadded piece file (zero-extended to the sector).")
@@ -162,7 +163,9 @@ def make(
 def synth(
     sector_size: Annotated[str, typer.Option(help="Sector size: 2KiB, 8MiB, 512MiB, 32GiB or 64GiB.")],
     out: Annotated[Path, typer.Option(help="Output ProofData JSON file (the market's Snap request).")],
-    seed: Annotated[int, typer.Option(help="Seed of the keys, data and comm_c (0 to 2^64-1).")] = 0,
+    rng_seed: Annotated[
+        int, typer.Option("--rng-seed", help="Seed of the keys, data and comm_c (0 to 2^64-1).")
+    ] = 0,
     miner: Annotated[
         str, typer.Option("--miner", help="SectorID.Miner: 1000, f01000 or t01000 (names jobs only).")
     ] = "1000",
@@ -185,11 +188,9 @@ def synth(
     from porep.snap.synth import sparse_update
     from porep.snap.verify import UpdateProofError, check_request
 
-    labels = [t.size_label for t in UPDATE_PROOF_TYPES]
-    pt = next((t for t in UPDATE_PROOF_TYPES if t.size_label.lower() == sector_size.strip().lower()), None)
-    if pt is None:
-        fail(f"--sector-size must be one of {', '.join(labels)}, got {sector_size[:40]!r}", EXIT_USAGE)
-    parse_u64(seed, "--seed")
+    label = sector_size_or_exit(sector_size)
+    pt = next(t for t in UPDATE_PROOF_TYPES if t.size_label == label)
+    parse_u64(rng_seed, "--rng-seed")
     parse_u64(sector, "--sector")
     actor = parse_miner(miner)
     check_output_file(out, force)
@@ -198,7 +199,7 @@ def synth(
     t0 = time.perf_counter()
     with _progress(progress) as cb:
         t = time.perf_counter()
-        upd = sparse_update(pt, seed, progress=cb)  # its own stages: trees, challenges
+        upd = sparse_update(pt, rng_seed, progress=cb)  # its own stages: trees, challenges
         times["update"] = round(time.perf_counter() - t, 3)
         if cb is not None:
             cb("proofs", 0, 1)
@@ -234,7 +235,7 @@ def synth(
         "update_proof": pt.name,
         "update_proof_id": int(pt.id),
         "sector_size": pt.sector_size,
-        "seed": seed,
+        "rng_seed": rng_seed,
         "miner": actor,
         "sector": sector,
         "partitions": pt.partitions,
@@ -256,7 +257,8 @@ def synth(
             f"{pt.challenges_per_partition} challenges, {len(raw):,} bytes"
             f"{', strict check passed' if check else ''} ({elapsed:.1f} s: "
             + ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
-            + ")"
+            + ")",
+            err=True,  # "wrote …" is progress on stderr everywhere; --json puts the result on stdout
         )
 
 
@@ -317,23 +319,3 @@ def check(
         )
     if not report.ok:
         raise typer.Exit(EXIT_FAILURE)
-
-
-def update_r1cs(sector_size: str) -> tuple[Any, str]:
-    """The blank update circuit of one partition of ``sector_size`` (``params generate --update``) and
-    Filecoin's parameter file stem for it (snap.md §6.5); a bad size is one line and exit 2."""
-    from agent.proving.parameters import blank_r1cs
-    from porep.snap.params import UPDATE_PROOF_TYPES
-
-    labels = [t.size_label for t in UPDATE_PROOF_TYPES]
-    pt = next((t for t in UPDATE_PROOF_TYPES if t.size_label.lower() == sector_size.strip().lower()), None)
-    if pt is None:
-        fail(f"--sector-size must be one of {', '.join(labels)}, got {sector_size[:40]!r}", EXIT_USAGE)
-    t = time.perf_counter()
-    system = blank_r1cs(pt)
-    print(
-        f"synthesised the {pt.size_label} update circuit: {system.num_constraints:,} constraints, "
-        f"{system.num_aux:,} aux, {system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
-        file=sys.stderr,
-    )
-    return system, pt.param_stem

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FILECOIN_PARAMS_DIR",
+    "IN_PLACE",
     "CheckedParams",
+    "FileRecord",
     "Progress",
     "blank_r1cs",
     "default_params_dir",
@@ -46,6 +48,7 @@ __all__ = [
 
 FILECOIN_PARAMS_DIR = Path("/var/tmp/filecoin-proof-parameters")
 Progress = Callable[[str, float, float], None]
+IN_PLACE = "params in place"  # write_dev_params' stage once the .params is renamed into place
 DEV_NOTE = "development parameters: toxic waste drawn from the OS CSPRNG and discarded"
 
 
@@ -76,30 +79,58 @@ def file_digest(path: Path, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
-class CheckedParams:
-    """Parameter files whose full per-point check passed, by BLAKE2b digest, size and mtime (a JSON file in
-    the cache directory). Same size and mtime as recorded: trusted without reading it; otherwise the digest
-    decides (the same bytes copied or touched stay trusted, changed bytes are checked again)."""
+class FileRecord:
+    """Facts about files, kept by resolved path in one JSON file of the cache directory and valid while a file
+    keeps its size and mtime: reading a 47 GB parameter file again to learn the same fact costs minutes. The
+    record is rewritten whole or not at all (``gpu.files``)."""
 
-    def __init__(self, cache: Path) -> None:
-        self.path = Path(cache) / "params-checked.json"
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self._lock = threading.Lock()
 
-    def _entries(self) -> dict[str, dict[str, object]]:
+    def entries(self) -> dict[str, dict[str, object]]:
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
 
-    def trusted(self, path: Path) -> bool:
+    def current(self, path: Path) -> dict[str, object] | None:
+        """What is recorded of ``path``, when it still has the recorded size and mtime."""
         st = path.stat()
         with self._lock:
-            entries = self._entries()
-        rec = entries.get(str(path.resolve()))
+            rec = self.entries().get(str(path.resolve()))
         if rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
+            return rec
+        return None
+
+    def put(self, path: Path, facts: Mapping[str, object]) -> dict[str, object]:
+        """Record ``facts`` of ``path`` as it is now (its size and mtime with them); returns the entry."""
+        from gpu.files import atomic_write
+
+        st = path.stat()
+        entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **facts}
+        with self._lock:
+            entries = self.entries()
+            entries[str(path.resolve())] = entry
+            atomic_write(self.path, json.dumps(entries, indent=1) + "\n")
+        return entry
+
+
+class CheckedParams:
+    """Parameter files whose full per-point check passed, by BLAKE2b digest, size and mtime
+    (``params-checked.json`` in the cache directory). Same size and mtime as recorded: trusted without reading
+    it; otherwise the digest decides (the same bytes copied or touched stay trusted, changed bytes are checked
+    again)."""
+
+    def __init__(self, cache: Path) -> None:
+        self.record_file = FileRecord(Path(cache) / "params-checked.json")
+
+    def trusted(self, path: Path) -> bool:
+        if self.record_file.current(path) is not None:
             return True
-        same_size = [r for r in entries.values() if r.get("size") == st.st_size]
+        size = path.stat().st_size
+        same_size = [r for r in self.record_file.entries().values() if r.get("size") == size]
         if not same_size:
             return False
         digest = file_digest(path)
@@ -110,14 +141,7 @@ class CheckedParams:
 
     def record(self, path: Path, digest: str | None = None) -> None:
         """Note that ``path`` (as it is now) passed the check, or was generated here."""
-        st = path.stat()
-        entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "blake2b": digest or file_digest(path)}
-        from gpu.files import atomic_write
-
-        with self._lock:
-            entries = self._entries()
-            entries[str(path.resolve())] = entry
-            atomic_write(self.path, json.dumps(entries, indent=1) + "\n")
+        self.record_file.put(path, {"blake2b": digest or file_digest(path)})
 
 
 def blank_r1cs(pt: ProofType | UpdateProofType, cache: Path | None = None) -> R1CS:
@@ -149,17 +173,28 @@ def write_dev_params(
     ``backend``; a whole file or none), then ``<stem>.vk`` and ``<stem>.meta.json`` (``meta`` and the section
     sizes). The file is recorded in :class:`CheckedParams` under ``cache`` by the digest computed while it was
     written, so the prover never spends minutes checking points this machine computed. Raises what the setup
-    raises (``UnconstrainedVariable``, ``GpuError``)."""
+    raises (``UnconstrainedVariable``, ``GpuError``, ``OSError`` for a full disk, a signal turned into an
+    exception) and leaves a whole set or none of this run's files: the setup's writer removes its temporary
+    file, and a new ``.params`` whose ``.vk`` or ``.meta.json`` could not follow is removed with them (the
+    stage :data:`IN_PLACE` of ``progress`` says the ``.params`` was renamed into place)."""
     from gpu.files import atomic_write
     from gpu.groth16.setup import generate_file
 
     params_path, vk_path = directory / f"{stem}.params", directory / f"{stem}.vk"
+    meta_path = directory / f"{stem}.meta.json"
     directory.mkdir(parents=True, exist_ok=True)
     made = generate_file(
         r1cs, params_path, backend=backend, device=device, test_seed=test_seed, progress=progress
     )
-    made.vk.write(vk_path)
-    atomic_write(directory / f"{stem}.meta.json", json.dumps({**meta, **made.sizes}, indent=1) + "\n")
+    try:
+        if progress is not None:
+            progress(IN_PLACE, 1.0, 1.0)
+        made.vk.write(vk_path)
+        atomic_write(meta_path, json.dumps({**meta, **made.sizes}, indent=1) + "\n")
+    except BaseException:
+        for path in (params_path, vk_path, meta_path):  # no parameter set without all three
+            path.unlink(missing_ok=True)
+        raise
     CheckedParams(cache).record(params_path, made.blake2b)
     return params_path, vk_path
 

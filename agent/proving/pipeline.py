@@ -374,8 +374,25 @@ class ProofPipeline:
         """The .params file of ``pt``; FileNotFoundError naming it (before any synthesis) when absent."""
         path, _ = params_paths(self.params_dir, pt)
         if not path.is_file():
-            raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path}")
+            from agent.paramfiles import fetch_hint
+
+            update = "empty-sector-update" in pt.param_stem
+            hint = fetch_hint(pt.size_label, self.params_dir, update=update)
+            raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path} ({hint})")
         return path
+
+    def _official(self, path: Path) -> bool:
+        """Whether ``path`` is an official file (its published digest matches): then the digest vouches for
+        every point, as paramfetch's check does for lotus, and the per-point check is not needed (it is
+        recorded as checked). The digest is computed once per file version."""
+        from agent.paramfiles import ParamDigests, verdict
+        from porep.official_params import OFFICIAL
+
+        digests = ParamDigests(self.cache)
+        if verdict(path, digests).kind != OFFICIAL:
+            return False
+        self.checked.record(path, digests.digests(path)[1])
+        return True
 
     def shape(
         self,
@@ -402,7 +419,7 @@ class ProofPipeline:
                 setup["synthesis"] = time.perf_counter() - t0
                 _emit(events, StageEvent("", -1, 0, "synthesis", setup["synthesis"]))
             t0 = time.perf_counter()
-            trusted = self.checked.trusted(path)
+            trusted = self.checked.trusted(path) or self._official(path)
             if not trusted:
                 log.info("%s: first use, reading with the per-point subgroup check (once per file)", path)
             _emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))

@@ -29,13 +29,9 @@ if TYPE_CHECKING:
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
-__all__ = ["PRODUCTION_PROOF_TYPES", "PRODUCTION_UPDATE_TYPES", "AdmittedProver", "Proven"]
+__all__ = ["AdmittedProver", "Proven"]
 
 log = logging.getLogger(__name__)
-
-PRODUCTION_PROOF_TYPES = ("StackedDrg32GiBV1_1",)  # what the market sends
-# and its SnapDeals work (an ask cannot refuse Snap): the gate waits for these parameters as well
-PRODUCTION_UPDATE_TYPES = ("StackedDrg32GiBV1",)
 
 
 @dataclass(frozen=True)
@@ -59,7 +55,7 @@ class AdmittedProver:
         self,
         pipeline: ProofPipeline,
         *,
-        accepted: Sequence[str] = PRODUCTION_PROOF_TYPES,
+        accepted: Sequence[str] = (),
         accepted_update: Sequence[str] = (),
         admission: Admission | None = None,
         device_budget_bytes: int | None = None,
@@ -207,12 +203,26 @@ class AdmittedProver:
         todo += [(update_proof_type(n), f"{n} (update)") for n in self.accepted_update]
         for pt, label in todo:
             t0 = time.perf_counter()
+            self._log_verdicts(pt)
             self._ready(pt)
             log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
         for i, slot in enumerate(self.slots):
             seconds = self.pipeline.self_test(i)
             where = self.backend if slot is CPU_SLOT else f"{self.backend} device {slot.index}"
             log.info("warm-up: self-test proof verified on %s in %.1f s", where, seconds)
+
+    def _log_verdicts(self, pt: ProofType | UpdateProofType) -> None:
+        """The gate's log line per parameter file: official, development or damaged (agent.paramfiles)."""
+        from agent.paramfiles import ParamDigests, verdict
+        from agent.proving.parameters import params_paths
+        from porep.official_params import DAMAGED
+
+        digests = ParamDigests(self.pipeline.cache)
+        for path in params_paths(self.params_dir, pt):
+            if path.is_file():
+                v = verdict(path, digests)
+                level = logging.ERROR if v.kind == DAMAGED else logging.INFO
+                log.log(level, "parameters %s", v.line(str(path)))
 
 
 def _gib(n: int | None) -> str:

@@ -71,12 +71,13 @@ __all__ = [
 ]
 
 
-def open_store(url: str, **options: Any) -> SqlStore:
+def open_store(url: str, *, create: bool = True, **options: Any) -> SqlStore:
     """The store named by a config URL: ``sqlite:///PATH`` or ``postgresql://…`` (needs psagent[postgres]).
-    ``options`` (heartbeat_s, stale_after_s, clock, discard_inputs) go to the backend. The PostgreSQL backend
-    is imported only here, so the plain install never needs its driver."""
+    ``options`` (heartbeat_s, stale_after_s, clock, discard_inputs) go to the backend; ``create`` False: an
+    SQLite file that does not exist is an error, not a new empty store (a PostgreSQL database is never
+    created). The PostgreSQL backend is imported only here, so the plain install never needs its driver."""
     if url.startswith("sqlite:///"):
-        return SqliteStore(url[len("sqlite:///") :], **options)  # sqlite:////abs/path → /abs/path
+        return SqliteStore(url[len("sqlite:///") :], create=create, **options)  # sqlite:////abs → /abs
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from agent.store.postgres import PgStore

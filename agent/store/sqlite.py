@@ -93,14 +93,24 @@ class SqliteStore(SqlStore):
         heartbeat_s: float = 5.0,
         stale_after_s: float = 30.0,
         discard_inputs: bool = True,
+        create: bool = True,
     ) -> None:
+        """``create`` False: a read-only caller (``psagent status``) never creates a store at a typo'd
+        path; a missing file is a StoreError saying so."""
         super().__init__(
             clock=clock, heartbeat_s=heartbeat_s, stale_after_s=stale_after_s, discard_inputs=discard_inputs
         )
         self.path = str(path)
+        if not create and self.path != ":memory:" and not Path(self.path).is_file():
+            raise StoreError(f"the store {self.path} does not exist (psagent run creates it)")
         try:
             if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                except OSError as e:  # one line and exit 2 from the CLI, never a traceback
+                    raise StoreError(
+                        f"cannot create the store directory {Path(self.path).parent}: {e.strerror or e}"
+                    ) from None
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")  # a voucher or a state change must survive power loss

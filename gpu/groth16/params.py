@@ -218,6 +218,38 @@ def _read_vk(view: memoryview, pos: int, subgroup_check: bool) -> tuple[Verifyin
     return VerifyingKey(fixed[0], fixed[1], fixed[2], fixed[3], fixed[4], fixed[5], ic), pos
 
 
+def check_file(path: str | os.PathLike[str], progress: Any = None) -> int:
+    """Every point of a .params or .vk file decoded with the curve and subgroup checks, chunk by chunk (the
+    file is never held decoded: a 47 GB file checks in bounded memory); EncodingError on the first bad point
+    or layout error. ``progress(done_bytes, total_bytes)`` after each chunk. Returns the points checked."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            raise EncodingError(f"{path}: empty parameter file")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            view = memoryview(mm)
+            try:
+                vk, pos = _read_vk(view, 0, True)
+                points = 6 + vk.num_inputs
+                if str(path).endswith(".vk"):
+                    if pos != size:
+                        raise EncodingError(f"{size - pos} trailing bytes after the verifying key")
+                    return points
+                step = READ_THREADS * CHUNK_POINTS
+                for group in (G1, G1, G1, G1, G2):
+                    n, pos = _read_u32(view, pos)
+                    unit = G2_UNC if group.fq2 else G1_UNC
+                    for lo in range(0, n, step):
+                        _decode(view, pos + lo * unit, min(step, n - lo), group, True)
+                        if progress is not None:
+                            progress(pos + min(n, lo + step) * unit, size)
+                    pos += n * unit
+                    points += n
+                return points
+            finally:
+                view.release()
+
+
 class ParamsWriter:
     """A .params file written section by section as the points are computed (the setup's streaming output:
     a 32GiB file is ~47 GB, more than the host should hold). Bytes go to a temporary file from a writer thread
@@ -295,12 +327,17 @@ class ParamsWriter:
         self._q.put(None)
         self._thread.join()
         self._hasher.join()
-        try:
+        try:  # a full disk can surface here too (buffered bytes): the temporary file must still go
             if exc_type is None and self._err is None:
                 self._f.flush()
                 os.fsync(self._f.fileno())
+        except OSError as e:
+            self._err = e
         finally:
-            self._f.close()
+            try:
+                self._f.close()
+            except OSError as e:
+                self._err = self._err or e
         if exc_type is not None or self._err is not None:
             self.tmp.unlink(missing_ok=True)
             if exc_type is None and self._err is not None:

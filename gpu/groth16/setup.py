@@ -51,8 +51,9 @@ from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.curves import G1, G2
 from gpu.curves._host import Group
 from gpu.device import Device, place
+from gpu.groth16 import plan
 from gpu.groth16.fixed_base import MAX_WINDOW, FixedBase, best_window, windows
-from gpu.groth16.params import Parameters, ParamsWriter, VerifyingKey
+from gpu.groth16.params import G1_UNC, G2_UNC, VK_FIXED, Parameters, ParamsWriter, VerifyingKey
 from gpu.groth16.r1cs import R1CS
 from gpu.groth16.reference import ToxicWaste
 from gpu.ntt import Direction, Order, ntt
@@ -387,6 +388,31 @@ def generate_file(
     }
     assert w.blake2b is not None
     return GeneratedFile(vk, sizes, w.blake2b)
+
+
+class SetupEstimate(NamedTuple):
+    """What :func:`generate_file` will need, known before it starts (a 32GiB run writes ~47 GB for hours)."""
+
+    file_bytes: int  # the .params file (gpu.groth16.plan.params_file_bytes: exact)
+    vk_bytes: int
+    host_bytes: int  # peak host memory of the setup's scalars, beyond the R1CS
+    sections: dict[str, int]
+
+
+FR_BYTES = plan.FR
+
+
+def estimate(sizes: plan.ProofSizes) -> SetupEstimate:
+    """From the circuit's counts alone (``plan.ProofSizes``: of an R1CS, or of a circuit template's stats
+    before the circuit is built): the file (h: domain - 1, l: aux, a: the A query, b: the B queries, times
+    the point sizes) and the evaluation's peak of scalars: the tau powers and their inverse NTT (2 x domain)
+    with the three column sums (3 x variables) held at once, plus the chunks in flight to the disk."""
+    n, nv = sizes.n, sizes.num_vars
+    sections = {"h": n - 1, "l": sizes.num_aux, "a": sizes.n_a, "b_g1": sizes.n_b, "b_g2": sizes.n_b}
+    vk = VK_FIXED + 4 + sizes.num_inputs * G1_UNC
+    chunk = min(CPU_WRITE_SLICE, max(sections.values()))  # points and their bytes, a few chunks in flight
+    host = FR_BYTES * (2 * n + 3 * nv) + 8 * nv + 4 * chunk * G2_UNC + (128 << 20)
+    return SetupEstimate(plan.params_file_bytes(sizes), vk, host, sections)
 
 
 def describe(params: Parameters) -> dict[str, int]:

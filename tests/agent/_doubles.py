@@ -193,3 +193,17 @@ def toy_work(partitions: int, inputs: list[list[int]] | None = None) -> Work:
     return Work(
         WorkKind.POREP, pt, c1, None, tuple(tuple(v) for v in xs), b"", InputFormat.C1, None, None  # type: ignore[arg-type]
     )
+
+
+def throwaway_key_file(directory: object) -> object:
+    """A new wallet's key file (0600, in a 0700 directory below ``directory``): what `run` and `status`
+    need before they look at anything else."""
+    from pathlib import Path
+
+    from market.wallet import Wallet, write_key_file
+
+    key = Path(str(directory)) / "keys" / "wallet.key"
+    if not key.exists():
+        key.parent.mkdir(mode=0o700, parents=True)
+        write_key_file(key, Wallet.generate())
+    return key

@@ -8,7 +8,9 @@ from typer.testing import CliRunner
 from agent.cli import EXIT_NOT_IMPLEMENTED, EXIT_USAGE, app
 
 runner = CliRunner()
-CONTRACT = ["run", "prove", "verify", "params", "seal", "c1", "market-mock", "wallet", "status", "bench"]
+CONTRACT = [
+    "run", "prove", "verify", "params", "seal", "c1", "market-mock", "wallet", "status", "bench", "doctor"
+]
 
 
 def _commands(help_text: str) -> set[str]:
@@ -23,7 +25,7 @@ def test_help_lists_the_contract() -> None:
 
 def test_subgroups_list_their_commands() -> None:
     for group, cmds in {
-        "params": {"generate", "info"},
+        "params": {"generate", "info", "check"},
         "c1": {"make", "check"},
         "wallet": {"new", "import", "show"},
         "market-mock": {"serve"},

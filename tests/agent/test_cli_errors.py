@@ -273,13 +273,17 @@ def test_every_option_has_help_and_no_internal_labels() -> None:
 
 
 def test_backend_is_one_enum_defaulting_to_auto() -> None:
+    """One enum everywhere; auto by default, except where a --config supplies prover.backend (prove: the
+    option overrides the configuration only when given)."""
     seen = 0
     for name, cmd in _commands(typer.main.get_command(app)):
+        configured = any(p.name == "config" for p in cmd.params)
         for p in cmd.params:
             if p.name == "backend":
                 seen += 1
                 assert p.type_descriptor.annotation is Backend, name
-                assert str(p.default) in ("auto", "Backend.auto"), (name, p.default)
+                want = ("None",) if configured else ("auto", "Backend.auto")
+                assert str(p.default) in want, (name, p.default)
     assert seen >= 6  # prove + bench field/curve/ntt/msm/prove
 
 
@@ -380,3 +384,20 @@ def test_the_console_script_exits_0_after_a_command_and_shows_help_without_argum
     with pytest.raises(SystemExit):
         main()
     assert "Usage: psagent snap" in capsys.readouterr().out
+
+
+def test_sector_sizes_in_every_spelling_through_one_parser(tmp_path: Path) -> None:
+    """lotus's 2K / 32G, 2KiB, bytes: the same sizes everywhere a command takes one; a bad one is one line
+    and exit 2 with the same words."""
+    from porep.prooftypes import parse_sector_size
+
+    for spelling, label in (("2K", "2KiB"), ("2kib", "2KiB"), ("2048", "2KiB"), ("32G", "32GiB"),
+                            ("32GiB", "32GiB"), ("8M", "8MiB"), ("34359738368", "32GiB")):
+        assert parse_sector_size(spelling) == label
+    for cmd in (["params", "generate", "--out", str(tmp_path / "p")], ["snap", "synth", "--out",
+                str(tmp_path / "s.json")], ["market-mock", "serve"]):
+        line = one_line_usage_error([*cmd, "--sector-size", "3K"])
+        assert "--sector-size must be one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (or lotus's 2K / 32G" in line
+    assert "the mock market seals 2KiB or 8MiB" in one_line_usage_error(
+        ["market-mock", "serve", "--sector-size", "32G"]
+    )

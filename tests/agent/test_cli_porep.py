@@ -151,6 +151,9 @@ def test_usage_errors(tmp_path: Path) -> None:
         runner.invoke(app, [*base, "--ticket", H(1), "--random-piece"]).exit_code == EXIT_USAGE
     )  # no prover
     assert runner.invoke(app, [*base, "--ticket", H(1), "--miner", "1"]).exit_code == EXIT_USAGE  # no piece
+    both = runner.invoke(app, [*base, "--ticket", H(1), "--miner", "1", "--cc", "--random-piece"])
+    assert both.exit_code == EXIT_USAGE
+    assert "exactly one of --piece FILE, --random-piece and --cc" in both.stderr
     big = [
         "seal",
         "--registered-proof",
@@ -200,7 +203,8 @@ def test_c1_synth_passes_c1_check(tmp_path: Path) -> None:
     assert res.exit_code == EXIT_USAGE and "exists" in res.stderr
     res = runner.invoke(app, _synth_args(out, "--force", "--zero-data", "--key-order", "go", "--no-check"))
     assert res.exit_code == 0, res.output
-    assert res.stdout.startswith(f"wrote {out}: StackedDrg2KiBV1_1 C1") and "strict check" not in res.stdout
+    assert res.stdout == "" and res.stderr.startswith(f"wrote {out}: StackedDrg2KiBV1_1 C1")
+    assert "strict check" not in res.stderr
     cc = parse_c1(out.read_bytes(), canonical=True)
     assert cc.key_order is KeyOrder.GO
     assert cc.comm_d.hex() == "fc7e928296e516faade986b28f92d44a4f24b935485223376a799027bc18f833"

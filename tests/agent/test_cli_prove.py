@@ -124,10 +124,12 @@ def test_progress_view_shows_stages_as_they_happen() -> None:
         assert "partition 1/2: witness…" in view.progress.tasks[1].description
         view(StageEvent("j", 0, 2, "witness", 0.25))
         view(StageEvent("j", 0, 2, "prove", 2.0))
+        view.pace.first = view.pace.clock() - 30.0  # the first partition began 30 s ago
         view(StageEvent("j", 0, 2, "verified", 0.01))
     text = console.export_text()
     assert "setup: params 1.50s" in text
-    assert "partition 1/2: witness 0.25s, prove 2.00s, verified 0.01s" in text
+    line = "partition 1/2: witness 0.25s, prove 2.00s, verified 0.01s  (1/2 partitions, about 30 s left)"
+    assert line in text
 
 
 def test_params_generate_records_its_file_as_checked(tmp_path: Path) -> None:
@@ -167,7 +169,7 @@ def test_params_generate_refuses_cuda_without_a_gpu_before_building_the_circuit(
     def no_gpu(_: object) -> None:  # what gpu.device.resolve_backend says on a machine without a GPU
         raise GpuError("no usable CUDA GPU here")
 
-    monkeypatch.setattr(params_cli, "_partition_r1cs", built)
+    monkeypatch.setattr(params_cli, "_blank_r1cs", built)
     monkeypatch.setattr(gpu.device, "resolve_backend", no_gpu)
     args = ["params", "generate", "--sector-size", "2KiB", "--backend", "cuda", "--out", str(tmp_path)]
     line = _one_line(args)

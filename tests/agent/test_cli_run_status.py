@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agent.cli import EXIT_USAGE, app
@@ -14,9 +16,20 @@ from agent.store import Payment, RequestState, SqliteStore
 runner = CliRunner()
 
 
-def _config(tmp_path: Path) -> Path:
+def _key_file(tmp_path: Path) -> Path:
+    from _doubles import throwaway_key_file
+
+    return Path(str(throwaway_key_file(tmp_path)))
+
+
+def _config(tmp_path: Path, *, key: bool = True, extra: str = "") -> Path:
+    """The configuration `run` would accept (a key file, the CPU backend, no metrics port) plus ``extra``."""
     cfg = tmp_path / "c.toml"
-    cfg.write_text(f'[store]\nurl = "sqlite:///{tmp_path}/agent.db"\n[logging]\nformat = "json"\n')
+    market = f'[market]\nkey_file = "{_key_file(tmp_path)}"\n' if key else ""
+    cfg.write_text(
+        f'{market}[prover]\nbackend = "cpu"\n[metrics]\nlisten = ""\n'
+        f'[store]\nurl = "sqlite:///{tmp_path}/agent.db"\n[logging]\nformat = "json"\n{extra}'
+    )
     return cfg
 
 
@@ -42,7 +55,7 @@ def test_status_json_reads_the_store(tmp_path: Path) -> None:
 def test_run_refuses_bad_max_proofs_and_missing_key(tmp_path: Path) -> None:
     res = runner.invoke(app, ["run", "--config", str(_config(tmp_path)), "--max-proofs", "0"])
     assert res.exit_code == EXIT_USAGE and "--max-proofs" in res.output
-    res = runner.invoke(app, ["run", "--config", str(_config(tmp_path))])
+    res = runner.invoke(app, ["run", "--config", str(_config(tmp_path, key=False))])
     assert res.exit_code == EXIT_USAGE and "market.key_file" in res.output
     assert len(res.output.strip().splitlines()) == 1
 
@@ -64,3 +77,172 @@ def test_status_shows_the_readiness_gate(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(app, ["status", "--config", str(cfg), "--json"]).stdout)["gate"][
         "state"
     ] == "not running"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("accepted", "wanted"),
+    [
+        (None, "StackedDrg32GiBV1_1"),
+        ('["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"]', "StackedDrg2KiBV1_1"),
+    ],
+)
+def test_run_under_systemd_is_ready_in_seconds_with_the_gate_in_status_and_metrics(
+    tmp_path: Path, accepted: str | None, wanted: str
+) -> None:
+    """`psagent run` as the unit starts it (a real process, NOTIFY_SOCKET and WATCHDOG_USEC set), on a host
+    without parameters: READY=1 within seconds of the start, the watchdog fed, the failed warm-up's reason in
+    STATUS= and in the metrics, the process still up (no restart loop); SIGTERM stops it with exit 0. The
+    gate waits for the parameters of prover.accepted_proof_types (default: the market's 32GiB pair)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from _notify import NotifySocket
+
+    from market.wallet import Wallet, write_key_file
+
+    key = tmp_path / "keys" / "wallet.key"
+    key.parent.mkdir(mode=0o700)
+    write_key_file(key, Wallet.generate())
+    port = _free_port()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'[market]\nurl = "http://127.0.0.1:{_free_port()}"\nkey_file = "{key}"\n'
+        f'[prover]\nbackend = "cpu"\nparams_dir = "{tmp_path / "params"}"\n'
+        + (f"accepted_proof_types = {accepted}\n" if accepted else "")
+        + f'[store]\nurl = "sqlite:///{tmp_path}/agent.db"\n[metrics]\nlisten = "127.0.0.1:{port}"\n'
+    )
+    (tmp_path / "params").mkdir()
+    env = {**os.environ, "WATCHDOG_USEC": "1000000", "PSAGENT_CACHE_DIR": str(tmp_path / "cache")}
+    with NotifySocket(tmp_path / "notify.sock") as sock:
+        env["NOTIFY_SOCKET"] = sock.path
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from agent.cli import main; main()", "run", "--config", str(cfg)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            ready = sock.wait_for("READY", None, 30.0)
+            failed = sock.wait_for("STATUS", "gate failed", 30.0)
+            metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+            time.sleep(2.5)
+            assert proc.poll() is None  # up, gate closed: no exit, no restart loop
+            pings = [t for t, _ in sock.fields("WATCHDOG") if t > failed]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+    assert ready - t0 < 15.0, f"READY after {ready - t0:.1f} s"
+    assert len(pings) >= 2
+    status = next(v for _, v in sock.fields("STATUS") if v.startswith("gate failed"))
+    assert f"Groth16 parameters for {wanted} not found" in status
+    assert 'psagent_readiness_gate{state="failed"} 1.0' in metrics and "psagent_ready 0.0" in metrics
+    assert proc.returncode == 0, err[-2000:]
+    assert sock.fields("STOPPING")
+
+
+def _bad_configs(tmp_path: Path, port: int) -> dict[str, tuple[Path, str]]:
+    """Each thing `psagent run` refuses before it starts: (configuration, what the one line names);
+    ``port``: a port another process listens on."""
+    import os
+
+    from market.wallet import Wallet, write_key_file
+
+    key = _key_file(tmp_path)
+    loose = tmp_path / "loose-key" / "wallet.key"
+    loose.parent.mkdir(mode=0o700)
+    write_key_file(loose, Wallet.generate())
+    os.chmod(loose, 0o644)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    gone = tmp_path / "gone" / "wallet.key"
+
+    def make(name: str, *, k: Path | None = key, m: str = "", b: str = "cpu", p: str = "", listen: str = "",
+             s: str = "") -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        market = f'[market]\nkey_file = "{k}"\n{m}' if k is not None else ""
+        (d / "c.toml").write_text(
+            f'{market}[prover]\nbackend = "{b}"\n{p}[metrics]\nlisten = "{listen}"\n'
+            f'[store]\nurl = "{s or f"sqlite:///{d}/agent.db"}"\n[logging]\nformat = "json"\n'
+        )
+        return d / "c.toml"
+
+    other = Wallet.generate().address.encode("f")
+    return {
+        "no key_file": (make("nokey", k=None), "market.key_file: required"),
+        "key file missing": (make("missing", k=gone), f"key file {gone} does not exist"),
+        "key file readable by others": (make("loose", k=loose), "accessible by group or others"),
+        "wallet is not the key's": (
+            make("mismatch", m=f'wallet = "{other}"\n'), "is not the address of the key"
+        ),
+        "cuda without a GPU": (make("nogpu", b="cuda"), "prover.backend = cuda: no usable CUDA GPU"),
+        "device not there": (make("nodev", b="cuda", p="devices = [5]\n"), "prover.devices: no CUDA device"),
+        "metrics port taken": (
+            make("port", listen=f"127.0.0.1:{port}"), f"metrics.listen = 127.0.0.1:{port}"
+        ),
+        "store directory cannot be created": (
+            make("store", s=f"sqlite:///{blocker}/sub/agent.db"),
+            f"store.url: cannot create the store directory {blocker}/sub: Not a directory",
+        ),
+    }
+
+
+def test_status_config_refuses_what_run_refuses(tmp_path: Path, monkeypatch: Any) -> None:
+    """`psagent status --config` (the README's check before starting the service) exits 2 with run's one
+    line for each configuration `run` rejects, and neither creates a store."""
+    import socket
+
+    import gpu.device
+
+    real_devices = gpu.device.devices
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        for name, (cfg, needle) in _bad_configs(tmp_path, busy.getsockname()[1]).items():
+            if name == "cuda without a GPU":
+                monkeypatch.setattr(gpu.device, "devices", lambda: [])
+            run = runner.invoke(app, ["run", "--config", str(cfg)])
+            status = runner.invoke(app, ["status", "--config", str(cfg)])
+            monkeypatch.setattr(gpu.device, "devices", real_devices)
+            assert run.exit_code == EXIT_USAGE, (name, run.output)
+            assert status.exit_code == EXIT_USAGE, (name, status.output)
+            assert len(status.output.strip().splitlines()) == 1 and "Traceback" not in status.output, name
+            assert needle in status.output, (name, status.output)
+            if name == "store directory cannot be created":  # status adds which parent is in the way
+                assert status.output.startswith(run.output.rstrip("\n")), name
+            else:
+                assert status.output == run.output, name  # the same check, the same words
+            assert not (cfg.parent / "agent.db").exists(), name
+
+
+def test_status_never_creates_a_store_at_a_typod_path(tmp_path: Path) -> None:
+    typo = tmp_path / "var" / "lib" / "psagnet" / "agent.db"
+    cfg = _config(tmp_path)
+    cfg.write_text(cfg.read_text().replace(f"sqlite:///{tmp_path}/agent.db", f"sqlite:///{typo}"))
+    res = runner.invoke(app, ["status", "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    assert f"store:    {typo} does not exist yet (psagent run creates it)" in res.stdout
+    assert "queue" not in res.stdout  # no empty queue reported as if the store were there
+    report = json.loads(runner.invoke(app, ["status", "--config", str(cfg), "--json"]).stdout)
+    assert report["store"] == {"url": f"sqlite:///{typo}", "exists": False} and report["queue"] is None
+    assert not (tmp_path / "var").exists()  # nothing created
+
+
+def test_run_with_a_store_directory_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    cfg = _config(tmp_path, extra="")
+    cfg.write_text(cfg.read_text().replace(f"sqlite:///{tmp_path}/agent.db", f"sqlite:///{tmp_path}/f/x/a.db"))
+    res = runner.invoke(app, ["run", "--config", str(cfg)])
+    assert res.exit_code == EXIT_USAGE and len(res.output.strip().splitlines()) == 1
+    assert f"cannot create the store directory {tmp_path}/f/x" in res.output

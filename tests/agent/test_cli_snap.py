@@ -22,7 +22,8 @@ H = lambda b: bytes([b]).hex() * 32  # noqa: E731
 PIECE = bytes(range(256)) * 7  # 1792 bytes
 
 
-def _seal(out: Path, piece: Path) -> None:
+def _seal(out: Path, piece: Path | None) -> None:
+    """Seal a 2KiB test sector with ``piece``, or a CC sector (``seal --cc``) when None."""
     res = runner.invoke(
         app,
         [
@@ -35,8 +36,7 @@ def _seal(out: Path, piece: Path) -> None:
             "3",
             "--ticket",
             H(2),
-            "--piece",
-            str(piece),
+            *(["--piece", str(piece)] if piece is not None else ["--cc"]),
             "--out",
             str(out),
             "--no-progress",
@@ -48,9 +48,8 @@ def _seal(out: Path, piece: Path) -> None:
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("snap")
-    (base / "empty").write_bytes(b"")
     (base / "piece").write_bytes(PIECE)
-    _seal(base / "cc", base / "empty")
+    _seal(base / "cc", None)  # seal --cc: what snap make updates
     res = runner.invoke(
         app, ["snap", "make", str(base / "cc"), "--piece", str(base / "piece"), "--out", str(base / "u")]
     )
@@ -193,7 +192,7 @@ def test_synth_writes_a_valid_request(tmp_path: Path) -> None:
     from porep.snap.verify import check_request
 
     out = tmp_path / "s.json"
-    args = ["snap", "synth", "--sector-size", "8mib", "--seed", "3", "--miner", "f01234", "--sector", "9"]
+    args = ["snap", "synth", "--sector-size", "8M", "--rng-seed", "3", "--miner", "f01234", "--sector", "9"]
     res = runner.invoke(app, [*args, "--out", str(out), "--no-progress", "--json"])
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
@@ -217,7 +216,8 @@ def test_synth_one_line_summary(tmp_path: Path) -> None:
     out = tmp_path / "s2.json"
     res = runner.invoke(app, ["snap", "synth", "--sector-size", "2KiB", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    last = res.stdout.strip().splitlines()[-1]
+    assert res.stdout == ""  # "wrote …" is progress: stderr
+    last = res.stderr.strip().splitlines()[-1]
     assert last.startswith(f"wrote {out}: StackedDrg2KiBV1 Snap request, 1 partition(s) x 10 challenges, ")
     assert "strict check passed" in last and "check " in last
     pd = ProofData.parse(out.read_bytes())
@@ -229,7 +229,7 @@ def test_synth_bad_input(tmp_path: Path) -> None:
     out = str(tmp_path / "o.json")
     cases = [
         (["--sector-size", "3GiB", "--out", out], "must be one of 2KiB, 8MiB, 512MiB, 32GiB, 64GiB"),
-        (["--sector-size", "2KiB", "--seed", "-1", "--out", out], "--seed must be"),
+        (["--sector-size", "2KiB", "--rng-seed", "-1", "--out", out], "--rng-seed must be"),
         (["--sector-size", "2KiB", "--sector", "-2", "--out", out], "--sector must be"),
         (["--sector-size", "2KiB", "--miner", "x1", "--out", out], "actor id"),
         (["--sector-size", "2KiB", "--out", str(tmp_path / "exists.json")], "exists"),

@@ -58,6 +58,7 @@ class Probe:
         write_key_file(self.key_file, self.wallet)
         self.devices = [Device(0, "sim 0", (0, 0), True), Device(1, "sim 1", (0, 0), True)]
         self.n = 0
+        self.work: bytes = b""  # a real 2KiB PoRep request, for the probes that need one
 
     def prover(self, s: Settings) -> Any:
         return runtime.build_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
@@ -141,6 +142,22 @@ class Probe:
         self.prover(s)
         return cpu_threads()
 
+    def accepted(self, s: Settings) -> object:
+        """What the readiness gate loads, and what the agent built from ``s`` does with 2KiB PoRep work."""
+        from agent.stages import UnsupportedWork
+
+        prover = self.prover(s)
+        store = runtime.open_configured_store(s)
+        try:
+            agent = runtime.build_agent(s, object(), store, prover)  # type: ignore[arg-type]
+            try:
+                proves = str(agent.check(self.work).proof_type.name)
+            except UnsupportedWork as exc:
+                proves = f"unsupported: {exc}"
+        finally:
+            store.close()
+        return prover.accepted, prover.accepted_update, proves
+
     def logging_level(self, s: Settings) -> object:
         from agent.logsetup import setup_logging
 
@@ -171,11 +188,15 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
     "market.request_timeout_s": (5.0, lambda p, s: p.client(s, lambda c: c._http.timeout.read)),
     "market.retry_budget_s": (60.0, lambda p, s: p.client(s, lambda c: c.retry.budget_s)),
     "market.max_request_bytes": (1 << 20, lambda p, s: p.client(s, lambda c: c.max_request_bytes)),
+    "market.withdraw_on_shutdown": (False, lambda p, s: _stages(s).withdraw_on_shutdown),
     "prover.backend": ("cuda", lambda p, s: p.prover(s).backend),
     "prover.devices": ([1], lambda p, s: [e.device.index for e in p.prover(s).pipeline.engines]),
     "prover.partition_workers": (3, lambda p, s: p.prover(s).pipeline.workers),
     "prover.memory_budget_gib": (2.0, lambda p, s: [b.total for b in p.prover(s).admission.budgets.values()]),
     "prover.params_dir": ("OTHER_PARAMS", lambda p, s: p.prover(s).params_dir),
+    "prover.accepted_proof_types": (
+        ["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"], lambda p, s: p.accepted(s)
+    ),
     "prover.verify_before_submit": (
         False, lambda p, s: (p.prover(s).verify, _stages(s).stages.submit_unverified)
     ),
@@ -250,10 +271,12 @@ def test_every_example_key_has_a_probe() -> None:
 
 @pytest.mark.parametrize("key", sorted(PROBES))
 def test_each_key_changes_what_the_runtime_builds(
-    key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     monkeypatch.setenv(SUBMIT_UNVERIFIED_ENV, "1")  # the debug switch verify_before_submit = false needs
     p = Probe(tmp_path)
+    if key == "prover.accepted_proof_types":
+        p.work = request.getfixturevalue("work_bytes")
     base = _localised(p, _example())
     for k, v in CONTEXT.get(key, {}).items():
         section, name = k.split(".")

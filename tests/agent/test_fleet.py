@@ -230,7 +230,12 @@ def test_status_shows_the_fleet(pg_url: str, tmp_path: Path, request: pytest.Fix
     with psycopg.connect(pg_url, autocommit=True) as conn:  # gpu2 went silent 100 s ago
         conn.execute("UPDATE hosts SET heartbeat_at = heartbeat_at - 100 WHERE owner = 'gpu2-20-bb'")
     cfg = tmp_path / "c.toml"
-    cfg.write_text(f'[store]\nurl = "{pg_url}"\n[logging]\nformat = "json"\n')
+    from _doubles import throwaway_key_file
+
+    cfg.write_text(
+        f'[market]\nkey_file = "{throwaway_key_file(tmp_path)}"\n[prover]\nbackend = "cpu"\n'
+        f'[metrics]\nlisten = ""\n[store]\nurl = "{pg_url}"\n[logging]\nformat = "json"\n'
+    )
     res = CliRunner().invoke(app, ["status", "--config", str(cfg), "--json"])
     assert res.exit_code == 0, res.output
     fleet = json.loads(res.stdout)["fleet"]

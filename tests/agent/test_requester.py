@@ -82,6 +82,7 @@ async def test_below_the_low_mark_only(store):
     m = FakeMarket()
     for n in range(5):
         store.add_request(n, f"old-{n}", 0)
+        m.requests.append(WorkRequest(n, f"old-{n}", None, 0))  # still assigned to us
     r = await request_round(m, store, SETTINGS)
     assert r.unfinished == 5 and r.asks_created == 0  # at the low mark: no asks
     store.transition(store.by_cid("old-0").row_id, RequestState.QUEUED, RequestState.GONE)  # type: ignore[union-attr]
@@ -172,3 +173,25 @@ def test_next_interval_rules():
     assert next_interval(24.0, RoundResult(rate_limited=True), s) == 48.0
     assert next_interval(100.0, RoundResult(rate_limited=True), s) == 120.0
     assert next_interval(24.0, RoundResult(), s) == 24.0
+
+
+async def test_work_the_market_took_back_goes_gone_before_it_is_proven(store):
+    """Rows the poll stops listing (deadline passed, reassigned) go gone while queued or fetched; a row
+    being proven is left to the submit's 410."""
+    m = FakeMarket()
+    for n, cid in enumerate(("kept", "taken-queued", "taken-fetched", "taken-proving", "done-now")):
+        store.add_request(n, cid, 0)
+    store.store_data(store.by_cid("taken-fetched").row_id, b"d", "porep")  # type: ignore[union-attr]
+    row = store.by_cid("taken-proving")
+    assert row is not None
+    store.store_data(row.row_id, b"d", "porep")
+    assert store.claim("me") is not None  # one fetched row is being proven now
+    m.requests = [WorkRequest(0, "kept", None, 0), WorkRequest(4, "done-now", True, 0)]
+    claimed = {r.request_cid for r in store.list_requests([RequestState.PROVING])}
+    r = await request_round(m, store, SETTINGS)
+    gone = {r.request_cid for r in store.list_requests([RequestState.GONE])}
+    unlisted = {"taken-queued", "taken-fetched", "taken-proving", "done-now"}
+    assert gone == unlisted - claimed and r.gone == len(gone)
+    assert store.by_cid("kept").state is RequestState.QUEUED  # type: ignore[union-attr]
+    assert all("no longer lists it" in (x.last_error or "") for x in store.list_requests([RequestState.GONE]))
+    assert {x.request_cid for x in store.list_requests([RequestState.PROVING])} == claimed  # left alone

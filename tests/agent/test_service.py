@@ -218,6 +218,7 @@ async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, 
     assert store_row is not None
     store.store_data(store_row.row_id, work_bytes, "porep")  # work fetched by an earlier run
     market = MemoryMarket(work_bytes)
+    market.requests.append(WorkRequest(id=1, request_cid="bafyold", done=None, work_ask_id=1))  # still ours
     pipe = ProofPipeline(tmp_path / "none", cache=tmp_path)
     prover = AdmittedProver(pipe, accepted=("StackedDrg2KiBV1_1",))
     gate_file = tmp_path / "gate.json"
@@ -244,7 +245,7 @@ async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, 
     assert "StackedDrg2KiBV1_1" in gate.reason
     assert seen["file"]["state"] == "failed" and seen["file"]["reason"] == gate.reason
     assert seen["metric"] == 1
-    assert market.asks == [] and market.requests == []
+    assert market.asks == [] and [r.request_cid for r in market.requests] == ["bafyold"]  # nothing asked
     assert store.counts()[RequestState.FETCHED] == 1  # not claimed: nothing is proven before the warm-up
     store.close()
 
@@ -345,3 +346,169 @@ async def test_a_clean_exit_leaves_the_fleet_after_its_last_heartbeat(tmp_path, 
     (host,) = store.hosts()
     assert host.stopped_at is not None and not host.alive
     store.close()
+
+
+async def test_ready_at_once_watchdog_fed_and_gate_in_status_during_a_slow_warm_up(tmp_path, work_bytes):
+    """systemd's view of a start with a warm-up of several seconds: READY=1 within a second (not after the
+    warm-up), WATCHDOG=1 pings all through the warm-up, and STATUS= carrying the gate: warming, then open."""
+    import threading
+    import time
+
+    from _notify import NotifySocket
+
+    store = SqliteStore(tmp_path / "s.db")
+    release = threading.Event()
+    with NotifySocket(tmp_path / "notify.sock") as sock:
+        notifier = Notifier(address=sock.path, watchdog_usec="200000")  # a ping every 0.1 s
+        agent = Agent(
+            MemoryMarket(work_bytes), store, FakeProver(), _settings(), check=_check,
+            warm_up=lambda: release.wait(30), notifier=notifier,
+        )
+        seen: dict = {}
+
+        async def observe() -> None:
+            t0 = time.monotonic()
+            seen["ready"] = await anyio.to_thread.run_sync(sock.wait_for, "READY", None, 10.0)
+            await anyio.sleep(2.0)  # the warm-up still runs
+            seen["pings_while_warming"] = [t for t, _ in sock.fields("WATCHDOG") if t > seen["ready"]]
+            seen["warming_gate"] = agent.gate().state
+            seen["t0"] = t0
+            release.set()
+            seen["open"] = await anyio.to_thread.run_sync(sock.wait_for, "STATUS", "gate open", 10.0)
+            agent._done.set()
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(observe)
+                await agent.run(handle_signals=False)
+    statuses = [v for _, v in sock.fields("STATUS")]  # after the socket's last datagrams were read
+    assert seen["ready"] - seen["t0"] < 1.0  # up at once, although the warm-up took 2 s more
+    assert seen["warming_gate"] == "warming"
+    assert len(seen["pings_while_warming"]) >= 10  # every 0.1 s for 2 s (allowing for a loaded machine)
+    assert statuses[0] == "gate starting" or statuses[0].startswith("gate warming")
+    assert any(s.startswith("gate warming: parameters") for s in statuses)
+    assert "gate open: asking for work" in statuses
+    assert statuses.index("gate open: asking for work") > max(
+        i for i, s in enumerate(statuses) if s.startswith("gate warming")
+    )
+    assert sock.fields("STOPPING") and statuses[-1] == "gate stopped"
+    store.close()
+
+
+async def test_a_failing_warm_up_is_ready_with_the_reason_in_status(tmp_path, work_bytes):
+    """No parameters yet: the service is up (READY=1), the gate is closed and STATUS= says why."""
+    from _notify import NotifySocket
+
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import AdmittedProver
+
+    store = SqliteStore(tmp_path / "s.db")
+    pipe = ProofPipeline(tmp_path / "none", cache=tmp_path)
+    prover = AdmittedProver(pipe, accepted=("StackedDrg2KiBV1_1",))
+    market = MemoryMarket(work_bytes)
+    with NotifySocket(tmp_path / "notify.sock") as sock:
+        agent = Agent(
+            market, store, prover, _settings(), check=_check, warm_up=prover.warm_up,
+            notifier=Notifier(address=sock.path, watchdog_usec="1000000"),
+        )
+
+        async def stop_once_failed() -> None:
+            await anyio.to_thread.run_sync(sock.wait_for, "STATUS", "gate failed", 20.0)
+            agent._done.set()
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stop_once_failed)
+                await agent.run(handle_signals=False)
+        ready = sock.fields("READY")
+        failed = [v for _, v in sock.fields("STATUS") if v.startswith("gate failed")]
+    assert ready and failed
+    assert "FileNotFoundError" in failed[0] and "StackedDrg2KiBV1_1" in failed[0]
+    assert market.asks == []
+    store.close()
+
+
+class UnmatchedMarket(MemoryMarket):
+    """Asks stay active (listed by the poll, never matched): what an agent leaves behind when it stops."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.open: list[int] = []
+
+    async def poll(self) -> WorkResponse:
+        self.calls += 1
+        return WorkResponse(requests=(), active_asks=tuple(WorkAsk(id=i) for i in self.open))
+
+    async def create_ask(self, price_attofil: int) -> WorkAsk:
+        ask = WorkAsk(id=100 + len(self.open))
+        self.open.append(ask.id)
+        return ask
+
+    async def withdraw(self, ask_id: int) -> None:
+        self.withdrawn.append(ask_id)
+        self.open.remove(ask_id)
+
+
+@pytest.mark.parametrize("withdraw", [True, False])
+async def test_asks_are_withdrawn_on_stop_unless_configured_not_to(tmp_path, work_bytes, withdraw):
+    """market.withdraw_on_shutdown (on by default): every active ask is withdrawn as asking stops."""
+    from agent.config import Settings
+    from agent.runtime import agent_settings
+    from agent.store import AskState
+
+    assert agent_settings(Settings()).withdraw_on_shutdown is True
+    configured = agent_settings(Settings(market={"withdraw_on_shutdown": withdraw}))
+    assert configured.withdraw_on_shutdown is withdraw
+    store = SqliteStore(tmp_path / "s.db")
+    market = UnmatchedMarket(work_bytes)
+    agent = Agent(market, store, FakeProver(), _settings(withdraw_on_shutdown=withdraw),
+                  check=_check)
+
+    async def stop_once_asked() -> None:
+        while len(market.open) < 3:  # high_water
+            await anyio.sleep(0.02)
+        agent._done.set()
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stop_once_asked)
+            await agent.run(handle_signals=False)
+    asks = store.asks()
+    if withdraw:
+        assert sorted(market.withdrawn) == [100, 101, 102] and market.open == []
+        assert all(a.state is AskState.WITHDRAWN for a in asks)
+    else:
+        assert market.withdrawn == [] and len(market.open) == 3
+        assert all(a.state is AskState.ACTIVE for a in asks)
+    store.close()
+
+
+async def test_asking_stops_when_max_proofs_is_nearly_met(tmp_path, work_bytes):
+    """--max-proofs 1 with a high water mark of 3: one ask, not three (each extra matched ask would be left
+    to miss its deadline)."""
+    store = SqliteStore(tmp_path / "s.db")
+    market = MemoryMarket(work_bytes)
+    agent = Agent(market, store, FakeProver(), _settings(), check=_check)
+    with anyio.fail_after(60):
+        summary = await agent.run(max_proofs=1, handle_signals=False)
+    assert summary.submitted == 1 and summary.asks == 1
+    store.close()
+
+
+def test_only_accepted_proof_types_are_proven(work_bytes, snap_bytes):
+    """prover.accepted_proof_types: work of another type fails as unsupported at the check, before proving."""
+    from agent.config import Settings
+    from agent.proving.work import WorkKind
+    from agent.stages import UnsupportedWork, accepting
+
+    default = accepting(*Settings().prover.accepted())
+    for raw in (work_bytes, snap_bytes):  # 2KiB PoRep and 2KiB Snap: not the market's 32GiB pair
+        with pytest.raises(UnsupportedWork, match="not in prover.accepted_proof_types"):
+            default(raw)
+    small = Settings(prover={"accepted_proof_types": ["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"]})
+    check = accepting(*small.prover.accepted())
+    assert check(work_bytes).kind is WorkKind.POREP and check(snap_bytes).kind is WorkKind.SNAP
+    only_porep = Settings(prover={"accepted_proof_types": ["StackedDrg2KiBV1_1"]})
+    porep_only = accepting(*only_porep.prover.accepted())
+    with pytest.raises(UnsupportedWork, match="snap:StackedDrg2KiBV1"):
+        porep_only(snap_bytes)

@@ -21,6 +21,12 @@ def test_service_contract() -> None:
     assert svc["Type"] == "notify"
     assert svc["Restart"] == "on-failure"
     assert int(svc["WatchdogSec"].rstrip("s")) > 0
+    # READY=1 comes before the warm-up (tests/agent/test_service.py): the start timeout covers start-up only,
+    # but must not be systemd's default 90 s guess nor unbounded
+    assert svc["TimeoutStartSec"] == "5min"
+    # the hardening keeps the driver from creating /dev/nvidia-uvm: a privileged, optional pre-start does it
+    assert svc["ExecStartPre"] == "-+/usr/bin/nvidia-modprobe -u -c=0"
+    assert svc["NoNewPrivileges"] == "yes" and svc["ProtectKernelModules"] == "yes"
     assert svc["ExecStart"].startswith("/opt/psagent/bin/psagent run --config ")
     # a configuration error (exit 2) or an unbuilt command (exit 3) must not restart-loop
     assert set(svc["RestartPreventExitStatus"].split()) == {"2", "3"}
@@ -53,6 +59,7 @@ def test_engine_service_contract() -> None:
     agent = load()["Service"]
     for key in ("NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "RestrictSUIDSGID",
                 "ProtectKernelTunables", "ProtectKernelModules", "ProtectControlGroups", "LockPersonality",
-                "CapabilityBoundingSet", "UMask", "User", "Group", "Environment", "BindReadOnlyPaths"):
+                "CapabilityBoundingSet", "UMask", "User", "Group", "Environment", "BindReadOnlyPaths",
+                "ExecStartPre"):
         assert svc[key] == agent[key], key
     assert unit["Install"]["WantedBy"] == "multi-user.target"

@@ -37,7 +37,7 @@ def test_new_refuses_to_overwrite(tmp_path: Path) -> None:
     assert runner.invoke(app, ["wallet", "new", "--key-file", str(key)]).exit_code == 0
     before = key.read_bytes()
     res = runner.invoke(app, ["wallet", "new", "--key-file", str(key)])
-    assert res.exit_code == 1 and "already exists" in res.stderr
+    assert res.exit_code == EXIT_USAGE and "already exists" in res.stderr
     assert key.read_bytes() == before
 
 
@@ -60,9 +60,9 @@ def test_import_rejects_bad_input_clearly(tmp_path: Path) -> None:
     key = tmp_path / "w.key"
     bls = b'{"Type":"bls","PrivateKey":"AAAA"}'.hex()
     res = runner.invoke(app, ["wallet", "import", "--key-file", str(key)], input=bls)
-    assert res.exit_code == 1 and "secp256k1" in res.stderr
+    assert res.exit_code == EXIT_USAGE and "secp256k1" in res.stderr
     res = runner.invoke(app, ["wallet", "import", "--key-file", str(key)], input="garbage")
-    assert res.exit_code == 1 and "cannot import the key" in res.stderr
+    assert res.exit_code == EXIT_USAGE and "cannot import the key" in res.stderr
     assert not key.exists()
     res = runner.invoke(app, ["wallet", "import", "--key-file", str(key), "--input", str(tmp_path / "none")])
     assert res.exit_code == EXIT_USAGE and "cannot read" in res.stderr
@@ -73,7 +73,7 @@ def test_show_refuses_a_readable_key_file(tmp_path: Path) -> None:
     assert runner.invoke(app, ["wallet", "new", "--key-file", str(key)]).exit_code == 0
     key.chmod(0o644)
     res = runner.invoke(app, ["wallet", "show", "--key-file", str(key)])
-    assert res.exit_code == 1
+    assert res.exit_code == EXIT_USAGE  # bad input, like `run` with that key file
     assert "accessible by group or others" in res.stderr and "chmod 600" in res.stderr
     assert res.stdout == ""
 

@@ -479,3 +479,32 @@ async def test_cancellation_interrupts_a_backoff_wait(wallet: Wallet) -> None:
             await client.poll()
     assert scope.cancelled_caught and time.perf_counter() - start < 1.0
     assert route.call_count == 1
+
+
+async def test_the_last_retry_never_starts_with_no_time_and_keeps_the_real_cause(env: Env) -> None:
+    """A retry whose wait would leave less than a second of the budget is not made (it could only time out,
+    "within 0 s", hiding the failure that mattered); a retry the budget cuts short names the try before."""
+    route = env.router.get(poll_path(env))
+    route.side_effect = httpx.ConnectError("refused")
+    env.client.retry = RetryPolicy(initial_s=1, max_s=60, budget_s=1.0)  # after the 1 s wait: 0 s left
+    with pytest.raises(TransportError, match="ConnectError: refused"):
+        await env.client.poll()
+    assert env.time.sleeps == []
+
+    env.time.sleeps.clear()
+    calls: list[int] = []
+
+    async def refused_then_slow(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            raise httpx.ConnectError("refused")
+        await anyio.sleep(5)  # longer than the 1.5 s of budget the retry has left
+        return httpx.Response(200, json={})
+
+    route.side_effect = refused_then_slow
+    env.client.retry = RetryPolicy(initial_s=1, max_s=60, budget_s=2.5)
+    with pytest.raises(TransportError) as info:
+        await env.client.poll()
+    msg = str(info.value)
+    assert "no complete answer within 1.5 s" in msg and "cut short by the retry budget" in msg
+    assert "ConnectError: refused" in msg and env.time.sleeps == [1]

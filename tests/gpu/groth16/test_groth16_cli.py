@@ -34,6 +34,15 @@ def test_params_generate_and_info(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert (tmp_path / "t.params").exists() and (tmp_path / "t.vk").exists()
     assert "setup: evaluate" in res.stderr and "setup: b_g2" in res.stderr  # progress, one line per stage
+    assert res.stdout == "" and "wrote " in res.stderr  # no result on stdout: the message is progress
+    from gpu.groth16.plan import ProofSizes
+    from gpu.groth16.setup import estimate
+    from gpu.groth16.synthetic import SyntheticCircuit
+
+    est = estimate(ProofSizes.of_r1cs(SyntheticCircuit(40, 2).r1cs()))  # what the check before the setup read
+    assert (tmp_path / "t.params").stat().st_size == est.file_bytes
+    assert (tmp_path / "t.vk").stat().st_size == est.vk_bytes
+    assert f"take {est.file_bytes / 1e6:.1f} MB on disk" in res.stderr
     meta = json.loads((tmp_path / "t.meta.json").read_text())
     assert meta["test_mode"] and "INSECURE" in meta["toxic_waste"]
     res = runner.invoke(app, ["params", "info", str(tmp_path)])
