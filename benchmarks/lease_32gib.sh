@@ -11,7 +11,8 @@
 # Rehearsal on a CPU machine: SIZE=2KiB BACKEND=cpu WARM=1 STEADY=2 bash benchmarks/lease_32gib.sh start
 # KIND=snap (P22): the same run for a SnapDeals update request (`psagent snap synth`, `params generate --update`);
 # the path check (p2k, paths) is PoRep's and is skipped. Beside a PoRep run in the same hold (the two 32GiB
-# files do not fit the disk together): remove its parameters, then
+# files do not fit the disk together): remove its parameters (rm -rf /tmp/psagent-lease/params
+# /dev/shm/psagent-lease-params), then
 #   KIND=snap W=/tmp/psagent-snap NUMBA_DIR=/tmp/psagent-lease/numba SITE=/tmp/psagent-lease/site \
 #       bash benchmarks/lease_32gib.sh start
 # (NUMBA_DIR: the kernels the PoRep run compiled; SITE: the wheels it installed).
@@ -23,7 +24,7 @@
 #           `bench e2e --plan-only` needs it; params generate and the proof then only tile it)
 #   p2k     (cuda) `params generate --sector-size 2KiB --backend cuda --test-seed 7`
 #   paths   (cuda) benchmarks/device_paths.py on the 2KiB C1: host vs device parameter load, host vs device
-#           SpMV, the CPU backend; all proofs the same bytes and verified. A failure turns the failing device
+#           SpMV (and the CPU backend with PATHS_CPU=1); all proofs the same bytes and verified. A failure turns the failing device
 #           path off for the rest (PSAGENT_DEVICE_SPMV / PSAGENT_PARAMS_TO_DEVICE)
 #   plan    `bench e2e --plan-only`: host and device bytes per stage, computed by the admission formulas
 #   params  `params generate --sector-size SIZE --backend BACKEND --test-seed 7` (disk checked first)
@@ -164,7 +165,7 @@ t = time.perf_counter(); pa(c1, 0, cache_dir=sys.argv[2]); print(f'witness 0: {t
         local f; f=$(ls "$W"/p2k/*.params 2>/dev/null | head -1)
         if [[ -n $f ]]; then
             step paths 420 "$PY" benchmarks/device_paths.py --c1 "$W/c1_2k.json" --params "$f" --miner 1000 \
-                --sector 1 --cache "$W/cache" --cpu --json "$W/paths.json"
+                --sector 1 --cache "$W/cache" ${PATHS_CPU:+--cpu} --json "$W/paths.json"
             if [[ -f $W/paths.json ]]; then
                 "$PY" - "$W/paths.json" >"$W/paths.flags" <<'EOF'
 import json, sys
@@ -209,7 +210,7 @@ EOF
             sfree=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1 | tr -d ' '); sfree=${sfree:-0}
             PARAMS_DIR=$W/params
             if (( (dfree < need + 3000000000 || (DISK_MBS > 0 && DISK_MBS < 700)) && sfree > need + 4000000000 )); then
-                PARAMS_DIR=/dev/shm/psagent-params
+                PARAMS_DIR=/dev/shm/$(basename "$W")-params
                 note "params: into memory (/dev/shm): disk ${dfree} bytes free at ${DISK_MBS} MB/s"
             fi
         fi
@@ -222,7 +223,8 @@ EOF
         fi
         step params 1500 "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size "$SIZE" "${update[@]}" \
             --backend "$BACKEND" --test-seed 7 --out "$PARAMS_DIR" || { note "params failed: stopping"; return 1; }
-        result params_file 0 0 "\"bytes\": $(stat -c %s "$PARAMS_DIR"/*.params), \"rss_gib\": \"$(peak_rss params)\""
+        result params_file 0 0 "\"bytes\": $(stat -c %s "$(ls -t "$PARAMS_DIR"/*.params | head -1)"), \
+\"dir\": \"$PARAMS_DIR\", \"rss_gib\": \"$(peak_rss params)\""
     fi
     if has e2e && [[ $SIZE == 32GiB || $SIZE == 64GiB ]] && [[ $BACKEND == cuda && $PSAGENT_PARAMS_TO_DEVICE != 1 ]]; then
         note "e2e: skipped: without the device parameter load the host decodes ~47 GB (~1000 s at 2KiB's rate)"
@@ -230,6 +232,15 @@ EOF
         STEPS=${STEPS/e2e/}
     fi
     PARAMS_DIR=${PARAMS_DIR:-$W/params}
+    if has e2e && [[ $BACKEND == cuda && ($SIZE == 32GiB || $SIZE == 64GiB) ]]; then
+        # an 80 GB card holds a 32GiB key and one partition's buffers (75 GB planned) but not the resident
+        # R1CS and its scratch as well (81 GB): A.w, B.w, C.w on the host there
+        local mib; mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
+        if [[ -n $mib && $mib -lt 100000 && $PSAGENT_DEVICE_SPMV == 1 ]]; then
+            export PSAGENT_DEVICE_SPMV=0
+            note "e2e: ${mib} MiB of device memory: the device SpMV off for $SIZE (host SpMV)"
+        fi
+    fi
     if has e2e; then
         rm -rf "$W/export"
         step e2e 1500 "${TIMEV[@]}" "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" "${sector[@]}" \

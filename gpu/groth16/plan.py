@@ -153,22 +153,32 @@ def resident_r1cs_bytes(s: ProofSizes) -> int:
 
 
 def proof_device_working_bytes(s: ProofSizes, *, device_spmv: bool = False) -> int:
-    """One proof's shared device buffers: the H step's (3, n, 8), the largest MSM's sorted entries, and with
-    the device SpMV the witness's Montgomery scratch (freed before the MSMs, counted as if it were not)."""
+    """One proof's shared device buffers, at their peak: first the H step's (3, n, 8) (with the device SpMV
+    also the witness's Montgomery scratch), then h in its own array beside the largest MSM's sorted entries
+    (the prover releases the H-step buffer before the MSMs)."""
     scratch = FR * s.num_vars if device_spmv else 0
-    return 3 * s.n * FR + SORT_WINDOWS * 8 * s.n + scratch
+    return max(3 * s.n * FR + scratch, s.n * FR + SORT_WINDOWS * 8 * s.n)
 
 
 def proof_device_per_circuit_bytes(s: ProofSizes) -> int:
-    """Per circuit of a prove() call: h, the witness, the gathered A and B scalar vectors."""
-    return FR * (s.n + s.num_vars + s.n_a + s.n_b)
+    """Per circuit of a prove() call: the witness and the gathered A and B scalar vectors (h is counted in
+    the working buffers)."""
+    return FR * (s.num_vars + s.n_a + s.n_b)
+
+
+def batch_device_bytes(s: ProofSizes) -> tuple[int, int]:
+    """(shared, per circuit) device bytes of a batch: every circuit of a group keeps its own h, and the MSMs'
+    sort entries come on top of one H-step buffer at most."""
+    return 3 * s.n * FR + SORT_WINDOWS * 8 * s.n, FR * (s.n + s.num_vars + s.n_a + s.n_b)
 
 
 def proof_device_bytes(s: ProofSizes, circuits: int = 1, *, device_spmv: bool = False) -> int:
     """What a prove() call of ``circuits`` circuits needs on the device beyond the key (what the agent
     reserves before it hands the job over)."""
-    working = proof_device_working_bytes(s, device_spmv=device_spmv)
-    return working + circuits * proof_device_per_circuit_bytes(s)
+    if circuits == 1:
+        return proof_device_working_bytes(s, device_spmv=device_spmv) + proof_device_per_circuit_bytes(s)
+    shared, per = batch_device_bytes(s)
+    return shared + FR * s.num_vars * device_spmv + circuits * per
 
 
 def assignment_host_bytes(s: ProofSizes, *, device_spmv: bool) -> int:
@@ -228,11 +238,13 @@ def memory_plan(
         )
     )
     if cuda:
+        out.append(Stage("NTT twiddles (cached per device)", 0, FR * (s.n // 2)))
         out.append(
-            Stage("proof: working buffers", 0, proof_device_working_bytes(s, device_spmv=device_spmv),
-                  "H step (3, n, 8) + MSM sort entries" + (" + SpMV scratch" if device_spmv else ""))
+            Stage("proof: working buffers (peak)", 0, proof_device_working_bytes(s, device_spmv=device_spmv),
+                  "max(H step (3, n, 8)" + (" + SpMV scratch" if device_spmv else "")
+                  + ", h + MSM sort entries)")
         )
-        out.append(Stage("proof: h, witness, A/B scalars", 0, proof_device_per_circuit_bytes(s)))
+        out.append(Stage("proof: witness, A/B scalars", 0, proof_device_per_circuit_bytes(s)))
     return out
 
 
