@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
 .PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long test-snap-long reliability \
-	test-kernel-launches
+	test-kernel-launches test-engine-long proto
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,17 @@ run: $(VENV)/.stamp-run
 # The agent's end-to-end tests with the real 2KiB prover on the CPU (minutes; not in CI).
 test-agent-long: $(VENV)/.stamp-dev
 	PSAGENT_AGENT_LONG=1 $(PY) -m pytest tests/agent/test_e2e.py tests/agent/test_crash.py -q -ra $(PYTEST_ARGS)
+
+# The proving engine (psagent engine serve) with the real 2KiB provers on the CPU, over a Unix socket and TCP:
+# a Curio-shaped PoRep C1 wrapper and a Snap request proven through Prove and verified (not in CI; development
+# parameters made once in ~/.cache/psagent/params-dev, the update setup taking many minutes the first time).
+test-engine-long: $(VENV)/.stamp-dev
+	PSAGENT_ENGINE_LONG=1 $(PY) -m pytest tests/agent/cuzk/test_engine_long.py -q -ra $(PYTEST_ARGS)
+
+# The engine's gRPC stubs from agent/cuzk/proving.proto (grpcio-tools pinned in the dev extra; a test checks
+# that the committed stubs are exactly this output).
+proto: $(VENV)/.stamp-dev
+	$(PY) -m grpc_tools.protoc -I. --python_out=. --pyi_out=. --grpc_python_out=. agent/cuzk/proving.proto
 
 # pytest exit code 5 means "no tests collected": that is a failure, not a pass.
 test: $(VENV)/.stamp-dev

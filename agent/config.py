@@ -16,7 +16,9 @@ defaults and these overrides).
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import tomllib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -238,6 +240,66 @@ class RetentionConfig(_Section):
     discard_inputs: bool = True
 
 
+ENGINE_CIRCUITS = re.compile(r"(porep|snap)-(2k|8m|512m|32g|64g)")  # agent.cuzk.request.circuit_id's names
+
+
+def parse_listen(listen: str) -> tuple[str, Path | None, bool]:
+    """An engine address: (the gRPC address, the socket path of a Unix socket, whether it is loopback or a
+    Unix socket). ``unix:///absolute/path`` or ``unix:relative/path``; ``HOST:PORT`` (``[::1]:PORT``; port 0:
+    any free one). ValueError saying what is wrong."""
+    if listen.startswith("unix:"):
+        rest = listen[len("unix:"):]
+        path = rest[2:] if rest.startswith("//") else rest
+        if not path or path.endswith("/"):
+            raise ValueError(f"{listen!r} names no socket file (e.g. unix:///run/psagent/engine.sock)")
+        return f"unix:{path}", Path(path), True
+    host, sep, port = listen.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise ValueError(f"{listen!r} is neither unix:///PATH nor HOST:PORT")
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        loopback = bare == "localhost" or ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        loopback = False  # a host name: whatever it resolves to
+    return listen, None, loopback
+
+
+class EngineConfig(_Section):
+    """``psagent engine serve``: Curio's proving engine (agent.cuzk)."""
+
+    listen: str = "unix:///run/psagent/engine.sock"
+    max_pending: int = Field(default=10, ge=1)
+    socket_mode: str = "0660"
+    preload: list[str] = Field(default_factory=list)
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, v: str) -> str:
+        parse_listen(v)
+        return v
+
+    @field_validator("socket_mode")
+    @classmethod
+    def _mode(cls, v: str) -> str:
+        if not re.fullmatch(r"0?[0-7]{3}", v):
+            raise ValueError(f"{v!r} is not an octal file mode such as \"0660\"")
+        return v
+
+    @field_validator("preload")
+    @classmethod
+    def _preload(cls, v: list[str]) -> list[str]:
+        for cid in v:
+            if not ENGINE_CIRCUITS.fullmatch(cid):
+                if cid.startswith(("wpost-", "winning-")):
+                    raise ValueError(f"{cid!r}: this engine does not serve PoSt")
+                raise ValueError(
+                    f"{cid!r} is not a circuit id (porep-32g, snap-32g, …, the test sizes 2k/8m/512m)"
+                )
+        if len(set(v)) != len(v):
+            raise ValueError(f"a circuit is named twice in {v}")
+        return v
+
+
 class LoggingConfig(_Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "human", "json"] = "auto"
@@ -255,6 +317,7 @@ class Settings(BaseSettings):
     store: StoreConfig = Field(default_factory=StoreConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     @classmethod

@@ -53,8 +53,9 @@ __all__ = [
 
 KINDS = ("porep", "snap")
 # computed proofs: every partition verified / a partition failed its pairing check / the prover raised /
-# not checked (verify_before_submit = false under its debug switch)
-PROOF_OUTCOMES = ("verified", "invalid", "error", "unchecked")
+# not checked (verify_before_submit = false under its debug switch) / stopped by its caller (the engine's
+# CancelProof, or a Prove call gone away)
+PROOF_OUTCOMES = ("verified", "invalid", "error", "unchecked", "cancelled")
 # the market's answer to a submission: accepted (a 409 after our own lost answer counts: the market has it),
 # rejected (refused), gone (410, or the deadline passed while the market kept failing)
 SUBMIT_OUTCOMES = ("accepted", "rejected", "gone")
@@ -251,7 +252,7 @@ class ProverMetrics:
         )
         self.proofs = Counter(
             "psagent_proofs",
-            "Proofs computed, by kind and outcome (verified, invalid, error, unchecked)",
+            "Proofs computed, by kind and outcome (verified, invalid, error, unchecked, cancelled)",
             ["kind", "outcome"],
             registry=r,
         )
@@ -296,6 +297,12 @@ class ProverMetrics:
                 return
             self._params[(proof_type, kind)] = time.time()
         self.params.labels(proof_type=proof_type, kind=kind).set(1)
+
+    def params_evicted(self, proof_type: str, kind: str) -> None:
+        with self._lock:
+            if self._params.pop((proof_type, kind), None) is None:
+                return
+        self.params.labels(proof_type=proof_type, kind=kind).set(0)
 
     def proof_done(
         self,

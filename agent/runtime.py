@@ -1,15 +1,16 @@
 """The composition root: the agent built from its configuration, one way for ``psagent run``, the dry run and
-the reliability harness.
+the reliability harness, and the proving engine for ``psagent engine serve``.
 
-Every key of ``[market]``, ``[prover]``, ``[store]``, ``[metrics]`` and ``[retention]`` is read here and
-nowhere else in the agent (``[logging]`` by the CLI's set-up): the wallet, the market client (timeouts, retry
-budget, size cap), the store (and whether ended requests keep their inputs), the prover (backend, every
-configured device with an admission slot, partitions in flight per device, the memory budget, the
-parameters directory, whether proofs are verified), the loops' settings and the metrics exporter. Callers
-that need a different piece (the dry run's mock market and throwaway wallet, the harness's fault seams)
-pass it in; everything else comes from here. Kept apart from the CLI so that nothing here prints or exits
-(a bad value is a :class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service`
-so the service stays free of configuration parsing.
+Every key of ``[market]``, ``[prover]``, ``[store]``, ``[metrics]``, ``[retention]`` and ``[engine]`` is read
+here and nowhere else in the agent (``[logging]`` by the CLI's set-up): the wallet, the market client
+(timeouts, retry budget, size cap), the store (and whether ended requests keep their inputs), the prover
+(backend, every configured device with an admission slot, partitions in flight per device, the memory
+budget, the parameters directory, whether proofs are verified), the loops' settings, the metrics exporter
+and the engine's address, job limit, socket mode and preloaded circuits. Callers that need a different
+piece (the dry run's mock market and throwaway wallet, the harness's fault seams) pass it in; everything
+else comes from here. Kept apart from the CLI so that nothing here prints or exits (a bad value is a
+:class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service` so the service
+stays free of configuration parsing.
 
 Also the status report (``psagent status``): the store and the running agent's gate file, read.
 """
@@ -44,11 +45,15 @@ if TYPE_CHECKING:
     from market.wallet import Wallet
 
 __all__ = [
+    "EngineUnavailable",
     "StatusReport",
     "agent_settings",
     "build_agent",
     "build_pipeline",
     "build_prover",
+    "engine_listen",
+    "engine_prover",
+    "engine_server",
     "gate_file",
     "load_wallet",
     "market_client",
@@ -57,6 +62,7 @@ __all__ = [
     "read_gate",
     "retry_policy",
     "run",
+    "serve_engine",
     "ServedProver",
     "start_metrics",
     "status_report",
@@ -285,6 +291,104 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
         return anyio.run(main)
     finally:
         store.close()
+
+
+class EngineUnavailable(RuntimeError):
+    """grpcio (the ``engine`` extra) is missing or older than the committed stubs; one line."""
+
+
+def _engine_modules() -> Any:
+    """agent.cuzk.server (which imports grpcio and the generated stubs); EngineUnavailable without them."""
+    try:
+        from agent.cuzk import server
+    except ImportError as exc:
+        raise EngineUnavailable(
+            f"psagent engine serve needs grpcio and protobuf (pip install 'psagent[engine]'): {exc}"
+        ) from None
+    except RuntimeError as exc:  # the generated stubs' own version check
+        raise EngineUnavailable(f"psagent engine serve: {str(exc).splitlines()[0]}") from None
+    return server
+
+
+def engine_listen(settings: Settings, listen: str | None = None) -> str:
+    """The engine's address (``--listen``, else ``engine.listen``), checked to be bindable: ConfigError naming
+    the option or key before anything is loaded."""
+    from agent.config import parse_listen
+
+    where = "--listen" if listen is not None else "engine.listen"
+    listen = settings.engine.listen if listen is None else listen
+    try:
+        parse_listen(listen)
+        _engine_modules().check_listen(listen)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{where} = {listen}: {exc}") from None
+    return listen
+
+
+def engine_server(settings: Settings, prover: AdmittedProver, listen: str, *, memory_info: Any = None) -> Any:
+    """``psagent engine serve``'s server (``agent.cuzk.server.EngineServer``) over ``prover``: at most
+    ``engine.max_pending`` open jobs, the Unix socket made ``engine.socket_mode``."""
+    from agent.cuzk.jobs import Jobs
+    from agent.cuzk.metrics import EngineMetrics
+
+    server = _engine_modules()
+    e = settings.engine
+    registry = prover.metrics.registry if prover.metrics is not None else None
+    jobs = Jobs(prover, max_pending=e.max_pending, metrics=EngineMetrics(registry))
+    service = server.EngineService(jobs, prover, memory_info=memory_info)
+    return server.EngineServer(service, listen, socket_mode=int(e.socket_mode, 8))
+
+
+def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **kw: Any) -> AdmittedProver:
+    """The agent's pipeline (:func:`build_pipeline`, ``[prover]``) behind admission, as :func:`build_prover`
+    makes it, except that the warm-up loads ``engine.preload``'s parameters and nothing restricts the proof
+    types (``prover.accepted_proof_types`` is the market agent's: the engine proves what Curio sends, for
+    every size whose parameters it has). ``metrics``: where the prover records (GetMetrics serves them);
+    ``kw`` as build_pipeline's (tests: devices, cache)."""
+    from agent.cuzk.request import circuit_proof_type
+    from agent.proving.prover import AdmittedProver
+    from porep.snap.params import UpdateProofType
+
+    p = settings.prover
+    pts = [circuit_proof_type(c) for c in settings.engine.preload]
+    return AdmittedProver(
+        build_pipeline(settings, **kw),
+        accepted=[pt.name for pt in pts if not isinstance(pt, UpdateProofType)],
+        accepted_update=[pt.name for pt in pts if isinstance(pt, UpdateProofType)],
+        device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
+        verify=p.verify_before_submit,
+        metrics=metrics,
+    )
+
+
+def serve_engine(settings: Settings, *, listen: str | None = None) -> None:
+    """``psagent engine serve``: Curio's proving engine on the agent's prover (``[prover]``), the parameters
+    of ``engine.preload`` loaded and a self-test proof verified before READY, until SIGTERM. ConfigError /
+    EngineUnavailable (one line) before anything is loaded."""
+    import anyio
+
+    from agent.cuzk.request import circuit_proof_type
+
+    listen = engine_listen(settings, listen)
+    if not settings.prover.verify_before_submit:
+        raise ConfigError(
+            "prover.verify_before_submit = false: the engine answers only proofs whose every partition "
+            "verified"
+        )
+    from agent.metrics import ProverMetrics
+
+    prover = engine_prover(settings, metrics=ProverMetrics(role="engine"))
+    for pt in map(circuit_proof_type, settings.engine.preload):
+        try:
+            prover.pipeline.params_file(pt)  # a missing parameter file is named now, not after the self-test
+        except FileNotFoundError as exc:
+            raise ConfigError(f"engine.preload: {exc}") from None
+    server = engine_server(settings, prover, listen)
+
+    async def main() -> None:
+        await _engine_modules().serve(server, warm_up=prover.warm_up)
+
+    anyio.run(main, backend="asyncio")  # grpc.aio runs on asyncio
 
 
 @dataclass(frozen=True)

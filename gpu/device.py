@@ -66,6 +66,17 @@ class Device:
                 _total[self.index] = int(cuda.current_context().get_memory_info()[1])
         return _total[self.index]
 
+    def memory_info(self) -> tuple[int, int] | None:
+        """(free, total) bytes now, asked without this device's lock (a status reader must not wait for a
+        proof that holds the device); None for the simulator."""
+        if self.simulated:
+            return None
+        from numba import cuda
+
+        with cuda.gpus[self.index]:
+            free, total = cuda.current_context().get_memory_info()
+        return int(free), int(total)
+
     def free_memory(self) -> int | None:
         """Free bytes now (None for the simulator, which has no limit); holds the device while asking."""
         if self.simulated:

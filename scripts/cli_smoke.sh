@@ -54,6 +54,14 @@ step "bench prove --backend cpu"
 step "params generate + params check (the published table ships with the package)"
 "$ps" params generate --synthetic-constraints 64 --test-seed 1 --backend cpu --out params
 "$ps" params check params
+step "engine serve without the engine extra: one line, exit 2"
+rc=0
+"$ps" engine serve 2>engine.err || rc=$?
+cat engine.err >&2
+if [ "$rc" -ne 2 ] || [ "$(wc -l <engine.err)" -ne 1 ] || ! grep -q "needs grpcio" engine.err; then
+    echo "smoke: psagent engine serve without grpcio: expected one line and exit 2, got exit $rc" >&2
+    exit 1
+fi
 step "psagent --version"
 "$ps" --version
 printf '\n== smoke: passed\n' >&2

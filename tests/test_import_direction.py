@@ -9,8 +9,9 @@ so a violation fails even if it sits in code no other test executes:
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
   < the parameter files' kinds and the preflight checks < the proving wing (agent.proving: work/engine
-  < verifier < pipeline < prover) < the request stages, requester and fleet < the service < the composition
-  root (agent.runtime) < the dry run and doctor < the CLI;
+  < verifier < pipeline < prover) < the request stages, requester and fleet < the service and the proving
+  engine's (agent.cuzk: request/metrics/stubs < jobs < server) < the composition root (agent.runtime) < the
+  dry run and doctor < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -79,6 +80,13 @@ AGENT_RANK = {
     "agent.fleet": (2,),
     "agent.service": (3,),
     "agent.status": (3, 5),
+    "agent.cuzk": (3, 9),  # Curio's proving-engine API: a service beside the agent's, on the same prover
+    "agent.cuzk.proving_pb2": (3, 0),
+    "agent.cuzk.request": (3, 0),
+    "agent.cuzk.metrics": (3, 0),
+    "agent.cuzk.proving_pb2_grpc": (3, 1),
+    "agent.cuzk.jobs": (3, 1),
+    "agent.cuzk.server": (3, 2),
     "agent.runtime": (4,),
     "agent.dryrun": (5,),
     "agent.doctor": (5,),

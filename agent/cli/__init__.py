@@ -2,8 +2,8 @@
 
 Each command group lives in its own module so that it can grow without touching the others:
 ``core`` (run, prove, verify, status), ``doctor``, ``params``, ``porep`` (seal, c1), ``snap``, ``marketcmd``
-(wallet, market-mock) and ``bench``. Results go to stdout, progress and logs to stderr; ``--json`` asks for
-one JSON object where a command has a result.
+(wallet, market-mock), ``engine`` (serve: Curio's proving engine) and ``bench``. Results go to stdout,
+progress and logs to stderr; ``--json`` asks for one JSON object where a command has a result.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli import bench, core, doctor, marketcmd, params, porep, snap
+from agent.cli import bench, core, doctor, engine, marketcmd, params, porep, snap
 from agent.cli.common import EXIT_NOT_IMPLEMENTED, EXIT_USAGE, use_engine_options
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -55,6 +55,7 @@ porep.register(app)
 marketcmd.register(app)
 app.add_typer(bench.app, name="bench")
 app.add_typer(snap.app, name="snap")
+app.add_typer(engine.app, name="engine")
 
 __all__ = ["EXIT_NOT_IMPLEMENTED", "EXIT_USAGE", "app", "main"]
 

@@ -56,6 +56,7 @@ __all__ = [
     "Circuits",
     "memory_plan_of",
     "PartitionResult",
+    "ProofCancelled",
     "ProofPipeline",
     "ProofResult",
     "SealCircuit",
@@ -66,6 +67,11 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Sample = tuple["R1CS", np.ndarray, list[int]]
+
+
+class ProofCancelled(RuntimeError):
+    """The caller cancelled the proof: raised at the next partition boundary (a partition being synthesised or
+    proven runs to its end; nothing after it starts)."""
 
 
 # -- the circuit seam ----------------------------------------------------------------------------------------
@@ -305,6 +311,7 @@ def _synthetic_sample(constraints: int = 256) -> Sample:
 
 @dataclass
 class _Shape:
+    pt: ProofType | UpdateProofType
     r1cs: R1CS
     key: ProvingKey
     host_bytes: int
@@ -438,8 +445,27 @@ class ProofPipeline:
             self.verifier.use_key(pt, params.vk)
             setup["key"] = time.perf_counter() - t0
             _emit(events, StageEvent("", -1, 0, "key", setup["key"]))
-            got = self._shapes[(engine, pt.param_stem)] = _Shape(r1cs, key, eng.host_bytes(r1cs))
+            got = self._shapes[(engine, pt.param_stem)] = _Shape(pt, r1cs, key, eng.host_bytes(r1cs))
             return got
+
+    def loaded_shapes(self) -> list[tuple[int, ProofType | UpdateProofType, int]]:
+        """(engine, proof type, device bytes its key keeps resident) of every shape loaded now; read without
+        the loading lock, so a status reader never waits for a load in progress."""
+        snapshot = list(self._shapes.items())
+        return [
+            (engine, shape.pt, self.engines[engine].resident_bytes(shape.key, shape.r1cs))
+            for (engine, _), shape in sorted(snapshot, key=lambda item: item[0])
+        ]
+
+    def evict(self, pt: ProofType | UpdateProofType) -> list[int]:
+        """Drop ``pt``'s proving key on every engine and its R1CS (the next proof of ``pt`` loads them again);
+        the engines that had it loaded. A proof running on the key keeps its own reference until it ends."""
+        with self._lock:
+            engines = [e for (e, stem) in self._shapes if stem == pt.param_stem]
+            for e in engines:
+                del self._shapes[(e, pt.param_stem)]
+            self._r1cs.pop(pt.param_stem, None)
+        return engines
 
     def _params_to_device(
         self, eng: Engine, path: Path, trusted: bool, setup: dict[str, float]
@@ -482,10 +508,12 @@ class ProofPipeline:
         memory_bytes: int | None = None,
         events: Events | None = None,
         verify: bool = True,
+        cancel: threading.Event | None = None,
     ) -> ProofResult:
         """Prove every partition of ``work`` on engine ``engine``; verify each against the Work's public
         inputs as it is proven (``verify=False``: no pairing check; the verdicts are then None).
-        ``memory_bytes``: the device bytes granted to this job, shared by its partitions in flight."""
+        ``memory_bytes``: the device bytes granted to this job, shared by its partitions in flight.
+        ``cancel``: once set, no further partition starts (:class:`ProofCancelled` at the next boundary)."""
         pt = work.proof_type
         n = work.partitions
         eng = self.engines[engine]
@@ -560,12 +588,19 @@ class ProofPipeline:
                     k = cursor["taken"]
                     if k >= n:
                         return
-                    cursor["taken"] = k + 1
-                    while cursor["submitted"] < min(n, k + 1 + lanes):
-                        j = cursor["submitted"]
-                        pending[j] = synth_pool.submit(synthesise, j)
-                        cursor["submitted"] = j + 1
-                    fut = pending.pop(k)
+                    stop = cancel is not None and cancel.is_set()
+                    if not stop:  # a cancelled proof starts nothing more; what was synthesised ahead is freed
+                        cursor["taken"] = k + 1
+                        while cursor["submitted"] < min(n, k + 1 + lanes):
+                            j = cursor["submitted"]
+                            pending[j] = synth_pool.submit(synthesise, j)
+                            cursor["submitted"] = j + 1
+                        fut = pending.pop(k)
+                if stop:
+                    failed.set()
+                    with turn:
+                        turn.notify_all()
+                    raise ProofCancelled(f"{job_id}: cancelled before partition {k} of {n}")
                 try:
                     asg, st = fut.result()
                     try:

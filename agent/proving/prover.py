@@ -14,15 +14,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent.admission import CPU_SLOT, Admission, BudgetExceeded
+from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
-from agent.proving.pipeline import ProofPipeline, ProofResult
+from agent.proving.pipeline import ProofCancelled, ProofPipeline, ProofResult
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work
 
@@ -38,10 +38,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Proven:
-    """What the agent's prove stage receives: the proof bytes and the one verdict on them."""
+    """What the agent's prove stage receives: the proof bytes and the one verdict on them; ``result``: how it
+    was made (stage times per partition), ``setup_s``: parameters and keys this call loaded before admission
+    (None / 0 from a prover double)."""
 
     proof: bytes
     report: VerifyReport
+    result: ProofResult | None = None
+    setup_s: float = 0.0
 
 
 class AdmittedProver:
@@ -134,13 +138,26 @@ class AdmittedProver:
             self.metrics.params_loaded(pt.name, "snap" if isinstance(pt, UpdateProofType) else "porep")
         return self.pipeline.job_device_bytes(pt)
 
-    async def prove(self, work: Work, job_id: str) -> Proven:
+    async def prove(
+        self,
+        work: Work,
+        job_id: str,
+        *,
+        cancel: threading.Event | None = None,
+        admitted: Callable[[Grant], None] | None = None,
+    ) -> Proven:
         """The proof of every partition and the pipeline's verdict (each partition pairing-checked as it was
-        proven, unless ``verify`` is off)."""
+        proven, unless ``verify`` is off). ``admitted`` is told the grant once the job has its device slot;
+        ``cancel`` set: :class:`~agent.proving.pipeline.ProofCancelled` before admission's grant is used, or
+        at the pipeline's next partition boundary (the slot is free once this returns)."""
         kind = work.kind.value
         t0 = time.perf_counter()
         try:
-            result, device = await self._prove(work, job_id)
+            result, device, setup_s = await self._prove(work, job_id, cancel, admitted)
+        except ProofCancelled:
+            if self.metrics is not None:
+                self.metrics.proof_done(kind, "cancelled", seconds=time.perf_counter() - t0)
+            raise
         except Exception:
             if self.metrics is not None:
                 self.metrics.proof_done(kind, "error", seconds=time.perf_counter() - t0)
@@ -162,29 +179,76 @@ class AdmittedProver:
             st.get("witness", 0.0), st.get("groth16", 0.0), st.get("verify", 0.0),
             _gib(result.rss_peak_bytes),
         )
-        return Proven(result.proof, report)
+        return Proven(result.proof, report, result, setup_s)
 
-    async def _prove(self, work: Work, job_id: str) -> tuple[ProofResult, Device]:
+    async def _prove(
+        self,
+        work: Work,
+        job_id: str,
+        cancel: threading.Event | None,
+        admitted: Callable[[Grant], None] | None,
+    ) -> tuple[ProofResult, Device, float]:
         import anyio
 
         pt = work.proof_type
         self.pipeline.params_file(pt)  # a missing file is named before minutes of synthesis
+        t0 = time.perf_counter()
         nbytes = await anyio.to_thread.run_sync(self._ready, pt)
+        setup_s = time.perf_counter() - t0
         async with self.admission.run_on_any(nbytes) as grant:
+            if cancel is not None and cancel.is_set():
+                raise ProofCancelled(f"{job_id}: cancelled before it started")
+            if admitted is not None:
+                admitted(grant)
             engine = next(i for i, s in enumerate(self.slots) if s.index == grant.device.index)
             memory = grant.nbytes if grant.nbytes > 0 else None
             with self._busy(device_label(grant.device.index), job_id, work.kind.value, grant.nbytes):
                 result = await anyio.to_thread.run_sync(
                     lambda: self.pipeline.prove(
-                        work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify
+                        work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify,
+                        cancel=cancel,
                     )
                 )
-        return result, grant.device
+        return result, grant.device, setup_s
 
     def _busy(self, label: str, job_id: str, kind: str, nbytes: int) -> AbstractContextManager[None]:
         if self.metrics is None:
             return nullcontext()
         return self.metrics.devices.busy(label, job_id, kind, nbytes)
+
+    def loaded(self, pt: ProofType | UpdateProofType) -> bool:
+        """Whether ``pt``'s key is loaded on every engine."""
+        return all(self.pipeline.loaded(pt, i) for i in range(len(self.slots)))
+
+    async def preload(self, pt: ProofType | UpdateProofType) -> float:
+        """Load ``pt``'s parameters and key on every engine now (what a first proof would do); seconds."""
+        import anyio
+
+        self.pipeline.params_file(pt)
+        t0 = time.perf_counter()
+        await anyio.to_thread.run_sync(self._ready, pt)
+        return time.perf_counter() - t0
+
+    def evict(self, pt: ProofType | UpdateProofType) -> int:
+        """Drop ``pt``'s key from every engine and give its resident bytes back to the devices' budgets;
+        the bytes freed (0 when it was not loaded)."""
+        freed = 0
+        with self._charge_lock:
+            for i in range(len(self.slots)):
+                if not self.pipeline.loaded(pt, i):
+                    continue
+                nbytes = self.pipeline.resident_bytes(pt, i) if (i, pt.param_stem) in self._charged else 0
+                budget = self.admission.budgets.get(self.slots[i].index)
+                if budget is not None and nbytes:
+                    budget.total += nbytes
+                self._charged.discard((i, pt.param_stem))
+                freed += nbytes
+            self.pipeline.evict(pt)
+        if self.metrics is not None:
+            from porep.snap.params import UpdateProofType
+
+            self.metrics.params_evicted(pt.name, "snap" if isinstance(pt, UpdateProofType) else "porep")
+        return freed
 
     def warm_up(self) -> None:
         """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and

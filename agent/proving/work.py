@@ -46,6 +46,7 @@ class InputFormat(StrEnum):
     C1 = "C1"
     PROOFDATA = "ProofData"
     LOTUS_BENCH = "lotus-bench c1out.json"
+    CUZK = "cuzk SubmitProofRequest"  # Curio's proving-engine call (agent.cuzk): a Snap request's fields
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,16 +73,22 @@ def _looks_like_proofdata(raw: bytes) -> bool:
     return raw.lstrip().startswith(b'{"SectorID"') or b'"SectorID"' in raw[:200]
 
 
-def recognise(raw: bytes, *, request_only: bool = False) -> Recognised:
+def recognise(raw: bytes, *, request_only: bool = False, c1_only: bool = False) -> Recognised:
     """Which input ``raw`` is, parsed (values strictly, any JSON formatting), nothing checked beyond that.
-    ``request_only``: only the market's ProofData is accepted (what the agent fetches). Raises
-    :class:`WorkError`."""
+    ``request_only``: only the market's ProofData is accepted (what the agent fetches); ``c1_only``: only a
+    bare C1 (what Curio's engine call carries inside its wrapper). Raises :class:`WorkError`."""
     from market.errors import ProtocolError
     from market.proofdata import ProofData
     from porep.c1 import DEFAULT_MAX_BYTES, C1FormatError, parse_c1
     from porep.c1.envelope import looks_like_lotus_c2_input, parse_lotus_c2_input
 
     raw = bytes(raw)
+    if c1_only:
+        try:
+            c1 = parse_c1(raw, max_bytes=max(len(raw), DEFAULT_MAX_BYTES))
+        except C1FormatError as exc:
+            raise WorkError(f"not a valid C1: {_first_line(exc)}") from exc
+        return Recognised(InputFormat.C1, c1, raw, None, None, None)
     if request_only or _looks_like_proofdata(raw):
         try:
             pd = ProofData.parse(raw)
@@ -179,15 +186,28 @@ class Work:
 
     @classmethod
     def from_bytes(
-        cls, raw: bytes, *, miner: int | None = None, sector: int | None = None, request_only: bool = False
+        cls,
+        raw: bytes,
+        *,
+        miner: int | None = None,
+        sector: int | None = None,
+        request_only: bool = False,
+        c1_only: bool = False,
     ) -> Work:
         """Recognise ``raw`` (:func:`recognise`), run the strict vanilla check, compute the public inputs.
         Raises :class:`WorkError` (the vanilla report's first failures in its one line)."""
-        got = recognise(raw, request_only=request_only)
+        got = recognise(raw, request_only=request_only, c1_only=c1_only)
         miner, sector = _binding(got, miner, sector)
         if got.snap is not None:
             return _snap_work(got, bytes(raw))
         return _porep_work(got, bytes(raw), miner, sector)
+
+    @classmethod
+    def from_snap(cls, snap: Snap, *, miner: int, sector: int) -> Work:
+        """A Snap request that arrived as fields rather than bytes (Curio's engine call: proof type,
+        commitments and bincode partition proofs), with the same strict check and public inputs as a
+        ProofData's. ``raw`` stays empty: the fields are the input."""
+        return _snap_work(Recognised(InputFormat.CUZK, None, b"", snap, miner, sector), b"")
 
 
 def _porep_work(got: Recognised, raw: bytes, miner: int | None, sector: int | None) -> Work:

@@ -28,7 +28,7 @@ import anyio
 from _standin import parsed_only  # tests/agent is on sys.path
 
 from agent.metrics import AgentMetrics
-from agent.proving.pipeline import PartitionResult, ProofResult
+from agent.proving.pipeline import PartitionResult, ProofCancelled, ProofResult
 from agent.proving.prover import AdmittedProver
 from agent.proving.work import Work
 from agent.service import Agent, AgentSettings
@@ -116,12 +116,15 @@ class StandInPipeline:
         engine: int = 0,
         memory_bytes: int | None = None,
         verify: bool = True,
+        cancel: threading.Event | None = None,
     ) -> ProofResult:
         t_start = time.perf_counter()
         n = work.partitions
         parts: list[PartitionResult] = []
         chunks: list[bytes] = []
         for k in range(n):
+            if cancel is not None and cancel.is_set():
+                raise ProofCancelled(f"{job_id}: cancelled after {k} of {n} partitions")
             t0 = time.perf_counter()
             token = stand_in_proof(work.raw, n)[k * 192 : (k + 1) * 192]
             witness = time.perf_counter() - t0

@@ -101,6 +101,40 @@ class Probe:
             c.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
             return c.recv(12)[:12] == b"HTTP/1.0 200" and f"serving on {port}"
 
+    def engine_outcome(self, s: Settings) -> object:
+        """``psagent engine serve``'s server built by the runtime, started: where a client reaches it, the
+        socket file's permissions, and its job limit as GetMetrics reports it."""
+        import re
+        import stat
+
+        from agent.cuzk import proving_pb2 as pb
+
+        listen = runtime.engine_listen(s)
+        server = runtime.engine_server(s, self.prover(s), listen)
+
+        async def run() -> object:
+            import grpc
+
+            from agent.cuzk import proving_pb2_grpc as pb_grpc
+
+            target = await server.start()
+            try:
+                mode = oct(stat.S_IMODE(server.socket.stat().st_mode)) if server.socket is not None else None
+                async with grpc.aio.insecure_channel(target) as channel:
+                    stub = pb_grpc.ProvingEngineStub(channel)
+                    text = (await stub.GetMetrics(pb.GetMetricsRequest())).prometheus_text
+                limit = re.search(r"^psagent_engine_max_pending (\S+)$", text, re.M)
+                return ("unix" if target.startswith("unix:") else "tcp", mode, limit and limit[1])
+            finally:
+                await server.stop(0)
+
+        return anyio.run(run, backend="asyncio")
+
+    def engine_warm_up(self, s: Settings) -> object:
+        """What the engine's prover loads before it reports ready."""
+        prover = runtime.engine_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
+        return prover.accepted, prover.accepted_update
+
     def cpu_threads(self, s: Settings) -> object:
         """The host pool's width once the runtime has built the prover (gpu.options, per process)."""
         from gpu.arith.cpupool import cpu_threads
@@ -175,6 +209,10 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
     "retention.submitted_days": (0.5, lambda p, s: _stages(s).retention_submitted_s),
     "retention.failed_days": (30.0, lambda p, s: _stages(s).retention_failed_s),
     "retention.discard_inputs": (False, lambda p, s: p.store_outcome(s)),
+    "engine.listen": ("127.0.0.1:0", lambda p, s: p.engine_outcome(s)),
+    "engine.max_pending": (3, lambda p, s: p.engine_outcome(s)),
+    "engine.socket_mode": ("0600", lambda p, s: p.engine_outcome(s)),
+    "engine.preload": (["porep-2k", "snap-2k"], lambda p, s: p.engine_warm_up(s)),
     "logging.level": ("debug", lambda p, s: p.logging_level(s)),
     "logging.format": ("human", lambda p, s: type(make_handler(s.logging.format, io.StringIO())).__name__),
 }
@@ -203,6 +241,7 @@ def _localised(p: Probe, data: dict[str, dict[str, Any]]) -> dict[str, dict[str,
     out["store"]["url"] = f"sqlite:///{p.tmp / 'psagent.db'}"
     out["prover"]["params_dir"] = str(p.tmp / "params")
     out["metrics"]["listen"] = f"127.0.0.1:{_free_port()}"
+    out["engine"]["listen"] = f"unix://{p.tmp}/engine.sock"
     return out
 
 

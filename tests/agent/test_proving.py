@@ -188,6 +188,60 @@ def test_a_failing_partition_leaves_nothing_reserved(toy: _Params, tmp_path: Pat
         assert pipe.host.used == 0 and engine.released == engine.assigned >= 2
 
 
+def test_a_cancelled_proof_stops_at_the_next_partition_boundary(toy: _Params, tmp_path: Path) -> None:
+    """``cancel`` set while partition 1 is proven: partition 1 ends, nothing after it is proven, what was
+    synthesised ahead is given back (host bytes, assignments), and ProofCancelled names the boundary. Set
+    after the last partition was taken, the proof is returned whole."""
+    from agent.proving.pipeline import ProofCancelled
+
+    for workers in (1, 2):
+        engine = ReferenceEngine(delay_s=0.05)
+        cancel = threading.Event()
+        after: list[int] = []  # partitions that started proving once the cancel was set
+
+        def note(ev: Any, cancel: threading.Event = cancel, after: list[int] = after) -> None:
+            if ev.stage == "prove" and ev.seconds is None:
+                if cancel.is_set():
+                    after.append(ev.partition)
+                if ev.partition == 1:
+                    cancel.set()
+
+        pipe = _pipeline(toy, tmp_path, engines=[engine], workers=workers)
+        with pytest.raises(ProofCancelled, match="cancelled before partition"):
+            pipe.prove(toy_work(6), job_id="cancelled", events=note, cancel=cancel)
+        assert after == [] and 2 <= len(engine.memory) <= 1 + workers  # the partitions in flight ended
+        assert pipe.host.used == 0 and engine.released == engine.assigned
+
+    cancel = threading.Event()
+
+    def late(ev: Any) -> None:
+        if ev.stage == "prove" and ev.seconds is None and ev.partition == 1:
+            cancel.set()
+
+    res = _pipeline(toy, tmp_path).prove(toy_work(2), job_id="whole", events=late, cancel=cancel)
+    assert res.ok and len(res.proof) == 2 * 192
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_admitted_prover_reports_admission_and_honours_cancel(toy: _Params, tmp_path: Path) -> None:
+    """``admitted`` hears the grant before the pipeline runs; a job cancelled while it waited for its slot
+    never proves and leaves the slot free; the result's stage times come back with the proof."""
+    from agent.proving.pipeline import ProofCancelled
+
+    engine = ReferenceEngine()
+    prover = AdmittedProver(_pipeline(toy, tmp_path, engines=[engine]))
+    grants: list[Any] = []
+    proven = await prover.prove(toy_work(2), "seen", admitted=grants.append)
+    assert [g.device for g in grants] == [CPU_SLOT] and proven.result is not None
+    assert {"witness", "groth16"} <= set(proven.result.stages()) and proven.setup_s >= 0
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(ProofCancelled, match="before it started"):
+        await prover.prove(toy_work(2), "never", cancel=cancel)
+    assert len(engine.memory) == 2 and prover.admission.running(CPU_SLOT) == 0
+
+
 def test_the_subgroup_check_runs_once_per_file(toy: _Params, tmp_path: Path) -> None:
     pt = toy_work(1).proof_type
     _pipeline(toy, tmp_path).shape(pt)

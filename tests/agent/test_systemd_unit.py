@@ -6,12 +6,13 @@ import configparser
 from pathlib import Path
 
 UNIT = Path(__file__).resolve().parents[2] / "systemd" / "psagent.service"
+ENGINE_UNIT = UNIT.with_name("psagent-engine.service")
 
 
-def load() -> configparser.ConfigParser:
+def load(unit: Path = UNIT) -> configparser.ConfigParser:
     cp = configparser.ConfigParser(strict=False, interpolation=None)
     cp.optionxform = str  # type: ignore[assignment,method-assign]
-    cp.read_string(UNIT.read_text())
+    cp.read_string(unit.read_text())
     return cp
 
 
@@ -37,3 +38,28 @@ def test_service_contract() -> None:
         assert svc[key] == "yes", key
     assert svc["ProtectSystem"] == "strict"
     assert load()["Install"]["WantedBy"] == "multi-user.target"
+
+
+def test_engine_service_contract() -> None:
+    """psagent engine serve under systemd: notify after warm-up (with time for it), watchdog, no restart loop
+    on a configuration error, the agent's hardening, and a socket directory that Curio's user can reach
+    through the service's group (the socket itself is engine.socket_mode, 0660)."""
+    from agent.config import EngineConfig
+
+    unit = load(ENGINE_UNIT)
+    svc = unit["Service"]
+    assert svc["Type"] == "notify" and svc["NotifyAccess"] == "main"
+    assert svc["ExecStart"] == "/opt/psagent/bin/psagent engine serve --config /etc/psagent/config.toml"
+    assert int(svc["WatchdogSec"].rstrip("s")) > 0 and svc["TimeoutStartSec"] == "30min"
+    assert set(svc["RestartPreventExitStatus"].split()) == {"2", "3"} and svc["Restart"] == "on-failure"
+    assert svc["RuntimeDirectory"] == "psagent" and svc["RuntimeDirectoryMode"] == "0750"
+    default = EngineConfig()
+    assert default.listen == "unix:///run/psagent/engine.sock" and default.socket_mode == "0660"
+    assert "AF_UNIX" in svc["RestrictAddressFamilies"].split()
+    agent = load()["Service"]
+    for key in ("NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "RestrictSUIDSGID",
+                "ProtectKernelTunables", "ProtectKernelModules", "ProtectControlGroups", "LockPersonality",
+                "CapabilityBoundingSet", "UMask", "User", "Group", "Environment", "BindReadOnlyPaths",
+                "ExecStartPre"):
+        assert svc[key] == agent[key], key
+    assert unit["Install"]["WantedBy"] == "multi-user.target"

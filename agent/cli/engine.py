@@ -1,0 +1,42 @@
+"""engine serve: psagent as Curio's proving engine (the cuzk gRPC API, agent.cuzk)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agent.cli.common import EXIT_USAGE, ConfigOption, fail, settings_or_exit
+
+app = typer.Typer(
+    help="psagent as Curio's proving engine: the cuzk gRPC API (set Curio's [Cuzk] Address to it).",
+    no_args_is_help=True,
+)
+
+
+@app.command()
+def serve(
+    config: ConfigOption = None,
+    listen: Annotated[
+        str | None,
+        typer.Option(
+            "--listen",
+            help="unix:///run/psagent/engine.sock or HOST:PORT (default: engine.listen; loopback or a Unix "
+            "socket unless configured otherwise).",
+        ),
+    ] = None,
+) -> None:
+    """Serve cuzk.v1.ProvingEngine (PoRep C2 and SnapDeals; PoSt is refused) until SIGTERM, on the prover
+    section's devices and memory budget; engine.preload's parameters and a self-test proof before READY."""
+    try:
+        import grpc  # noqa: F401 - the engine extra
+    except ImportError:
+        fail("psagent engine serve needs grpcio: pip install 'psagent[engine]'", EXIT_USAGE)
+    settings = settings_or_exit(config)
+    from agent import runtime
+    from agent.config import ConfigError
+
+    try:
+        runtime.serve_engine(settings, listen=listen)
+    except (ConfigError, runtime.EngineUnavailable) as exc:
+        fail(str(exc), EXIT_USAGE)

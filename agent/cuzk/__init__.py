@@ -1,0 +1,13 @@
+"""psagent as Curio's proving engine: the ``cuzk.v1.ProvingEngine`` gRPC API (``psagent engine serve``).
+
+  proving.proto   the wire contract, written from docs/cuzk.md §4 (names, field numbers, enum values)
+  proving_pb2*    the stubs grpcio-tools generates from it (committed; ``make proto`` regenerates them)
+  request         a SubmitProofRequest as plain values, its payload digest, and the Work it asks for
+  jobs            job identity (request id + payload digest), admission, cancellation, answers
+  metrics         GetMetrics' Prometheus registry
+  server          the service, the bound server (Unix socket or TCP) and its life under systemd
+
+The engine proves through the agent's own proving wing (``agent.proving``): the same Work, admission,
+pipeline and pairing check as the market agent. Import from the submodules; only ``server`` and the
+generated stubs need grpcio (the ``engine`` extra).
+"""
