@@ -48,6 +48,13 @@ class Proven:
     setup_s: float = 0.0
 
 
+def _kind_of(pt: ProofType | UpdateProofType) -> str:
+    """The metrics' kind label of a proof type's parameters."""
+    from porep.snap.params import UpdateProofType
+
+    return "snap" if isinstance(pt, UpdateProofType) else "porep"
+
+
 class AdmittedProver:
     """``pipeline`` behind admission. ``accepted``: the PoRep proof types the readiness gate loads before the
     first ask; ``accepted_update``: the SnapDeals update proof types it loads too (``RegisteredUpdateProof``
@@ -133,9 +140,7 @@ class AdmittedProver:
             self.pipeline.shape(pt, engine=i)
             self.charge_resident(pt, i)
         if self.metrics is not None:
-            from porep.snap.params import UpdateProofType
-
-            self.metrics.params_loaded(pt.name, "snap" if isinstance(pt, UpdateProofType) else "porep")
+            self.metrics.params_loaded(pt.name, _kind_of(pt))
         return self.pipeline.job_device_bytes(pt)
 
     async def prove(
@@ -245,9 +250,7 @@ class AdmittedProver:
                 freed += nbytes
             self.pipeline.evict(pt)
         if self.metrics is not None:
-            from porep.snap.params import UpdateProofType
-
-            self.metrics.params_evicted(pt.name, "snap" if isinstance(pt, UpdateProofType) else "porep")
+            self.metrics.params_evicted(pt.name, _kind_of(pt))
         return freed
 
     def warm_up(self) -> None:
