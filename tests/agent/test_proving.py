@@ -191,20 +191,40 @@ def test_a_failing_partition_leaves_nothing_reserved(toy: _Params, tmp_path: Pat
 def test_a_cancelled_proof_stops_at_the_next_partition_boundary(toy: _Params, tmp_path: Path) -> None:
     """``cancel`` set while partition 1 is proven: partition 1 ends, nothing after it is proven, what was
     synthesised ahead is given back (host bytes, assignments), and ProofCancelled names the boundary. Set
-    after the last partition was taken, the proof is returned whole."""
+    after the last partition was taken, the proof is returned whole.
+
+    The test waits on the boundaries themselves, never on wall time: the cancel is set once partitions 0 and
+    1 have both started proving, and with two workers partition 0's proof waits for the cancel (so it cannot
+    end, and its lane take partition 2, before partition 1 starts, however loaded the machine)."""
     from agent.proving.pipeline import ProofCancelled
 
+    def reached(boundary: threading.Event, what: str) -> None:
+        assert boundary.wait(30), f"never reached: {what}"  # a guard against a hang, not a timing
+
     for workers in (1, 2):
-        engine = ReferenceEngine(delay_s=0.05)
+        engine = ReferenceEngine()
         cancel = threading.Event()
+        started = threading.Event()  # partition 0 started proving
         after: list[int] = []  # partitions that started proving once the cancel was set
 
-        def note(ev: Any, cancel: threading.Event = cancel, after: list[int] = after) -> None:
-            if ev.stage == "prove" and ev.seconds is None:
-                if cancel.is_set():
-                    after.append(ev.partition)
-                if ev.partition == 1:
-                    cancel.set()
+        def note(
+            ev: Any,
+            cancel: threading.Event = cancel,
+            started: threading.Event = started,
+            after: list[int] = after,
+            workers: int = workers,
+        ) -> None:
+            if ev.stage != "prove" or ev.seconds is not None:
+                return
+            if cancel.is_set():
+                after.append(ev.partition)
+            if ev.partition == 0:
+                started.set()
+                if workers > 1:
+                    reached(cancel, "the cancel, while partition 0 is proven")
+            elif ev.partition == 1:
+                reached(started, "partition 0's proof")
+                cancel.set()
 
         pipe = _pipeline(toy, tmp_path, engines=[engine], workers=workers)
         with pytest.raises(ProofCancelled, match="cancelled before partition"):
