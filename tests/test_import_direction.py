@@ -8,8 +8,8 @@ so a violation fails even if it sits in code no other test executes:
 * inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
-  < the parameter files' kinds and the preflight checks < the proving wing (agent.proving: work/engine
-  < verifier < pipeline < prover) < the request stages, requester and fleet < the service and the proving
+  < the parameter files' kinds and the preflight checks < the proving wing (agent.proving: work/engine/
+  schedule/plan < verifier < result < pipeline < prover) < the request stages, requester and fleet < the service and the proving
   engine's (agent.cuzk: request/metrics/stubs < jobs < server) < the composition root (agent.runtime) < the
   dry run and doctor < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
@@ -73,8 +73,11 @@ AGENT_RANK = {
     "agent.proving.parameters": (-1,),  # a leaf: the configuration takes its default directory from it
     "agent.proving.engine": (1, 0),
     "agent.proving.verifier": (1, 1),
-    "agent.proving.pipeline": (1, 2),
-    "agent.proving.prover": (1, 3),
+    "agent.proving.plan": (1, 0),
+    "agent.proving.schedule": (1, 0),
+    "agent.proving.result": (1, 2),
+    "agent.proving.pipeline": (1, 3),
+    "agent.proving.prover": (1, 4),
     "agent.requester": (1,),
     "agent.stages": (2,),
     "agent.fleet": (2,),

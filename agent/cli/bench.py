@@ -465,7 +465,7 @@ def _print_plan(work: Work, params_path: Path, backend: Backend) -> None:
     import os
 
     from agent.cli.common import resolve_backend, use_engine_options
-    from agent.proving.pipeline import memory_plan_of
+    from agent.proving.plan import memory_plan_of
     from gpu.groth16.plan import plan_totals
 
     options = use_engine_options()

@@ -56,7 +56,7 @@ def _plan(settings: Settings, *, force: bool) -> tuple[int, int] | None:
     cached = (cache_dir() / CACHE_SUBDIR / cache_key(CircuitShape.for_proof_type(pt)) / "meta.json").exists()
     if not (cached or force):
         return None
-    from agent.proving.pipeline import memory_plan_of
+    from agent.proving.plan import memory_plan_of
     from gpu.groth16.plan import plan_totals
 
     try:

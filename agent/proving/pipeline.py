@@ -27,8 +27,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -36,15 +34,17 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from agent.admission import HostBudget
+from agent.host import DeviceSampler, PeakRss
 from agent.proving.engine import Engine, Groth16Engine
 from agent.proving.parameters import CheckedParams, params_paths, read_params
-from agent.proving.verifier import HostVerifier, VerifyReport
+from agent.proving.result import Events, PartitionResult, ProofResult, StageEvent, emit
+from agent.proving.schedule import PartitionSchedule, ProofCancelled
+from agent.proving.verifier import HostVerifier
 from agent.proving.work import Work
 
 if TYPE_CHECKING:
     from gpu.groth16.params import Parameters
     from gpu.groth16.params_device import DeviceParameters
-    from gpu.groth16.plan import ProofSizes, Stage
     from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
     from porep.c1 import SealCommitPhase1Output
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Circuits",
-    "memory_plan_of",
+    "Events",
     "PartitionResult",
     "ProofCancelled",
     "ProofPipeline",
@@ -67,11 +67,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Sample = tuple["R1CS", np.ndarray, list[int]]
-
-
-class ProofCancelled(RuntimeError):
-    """The caller cancelled the proof: raised at the next partition boundary (a partition being synthesised or
-    proven runs to its end; nothing after it starts)."""
 
 
 # -- the circuit seam ----------------------------------------------------------------------------------------
@@ -117,158 +112,6 @@ class Circuits:
             return self.update.assignment(work.update, k)
         assert work.c1 is not None
         return self.seal.assignment(work.c1, k)
-
-
-# -- results -------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StageEvent:
-    """Progress of one proof: ``seconds`` is None when ``stage`` starts, its duration when it ended."""
-
-    job_id: str
-    partition: int
-    partitions: int
-    stage: str
-    seconds: float | None = None
-
-
-Events = Callable[[StageEvent], None]
-
-
-@dataclass
-class PartitionResult:
-    index: int
-    verified: bool | None  # None: not checked (verify = False)
-    stages: dict[str, float]
-
-
-@dataclass
-class ProofResult:
-    """A proof and how it was made. ``proof`` is returned even when a partition failed its pairing check:
-    callers decide on :meth:`report` (the CLI writes nothing, the agent retries)."""
-
-    job_id: str
-    proof_type: str
-    backend: str
-    proof: bytes
-    partitions: list[PartitionResult]
-    setup: dict[str, float]  # once-per-process work this call did (parameters, proving key, R1CS)
-    wall_s: float
-    rss_peak_bytes: int | None
-    device_peak_bytes: int | None
-    host_reserved_peak_bytes: int = 0
-
-    @property
-    def verified(self) -> tuple[bool | None, ...]:
-        return tuple(p.verified for p in self.partitions)
-
-    def report(self) -> VerifyReport:
-        return VerifyReport(self.verified)
-
-    @property
-    def ok(self) -> bool:
-        return self.report().ok
-
-    def stages(self) -> dict[str, float]:
-        """Seconds per stage summed over the partitions (sub-stages such as ``msm_h.sort`` left out)."""
-        out: dict[str, float] = {}
-        for p in self.partitions:
-            for k, v in p.stages.items():
-                if "." not in k and k not in ("total", "batch"):
-                    out[k] = out.get(k, 0.0) + v
-        return out
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "job_id": self.job_id,
-            "proof_type": self.proof_type,
-            "backend": self.backend,
-            "partitions": len(self.partitions),
-            "verified": f"{sum(v is True for v in self.verified)}/{len(self.partitions)}",
-            "wall_s": round(self.wall_s, 3),
-            "setup_s": {k: round(v, 3) for k, v in self.setup.items()},
-            "stages_s": {k: round(v, 3) for k, v in self.stages().items()},
-            "per_partition": [
-                {
-                    "index": p.index,
-                    "verified": p.verified,
-                    "stages_s": {k: round(v, 4) for k, v in p.stages.items()},
-                }
-                for p in self.partitions
-            ],
-            "rss_peak_bytes": self.rss_peak_bytes,
-            "device_peak_bytes": self.device_peak_bytes,
-            "host_reserved_peak_bytes": self.host_reserved_peak_bytes,
-        }
-
-
-def _reset_peak_rss() -> bool:
-    """Reset the kernel's peak-RSS mark of this process (``VmHWM``; Linux ≥ 4.0)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_rss() -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        import resource
-
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-    except (ImportError, OSError):
-        return None
-
-
-class _DeviceSampler:
-    """Peak device memory in use while a proof runs (polled: CUDA keeps no peak of its own)."""
-
-    def __init__(self, read: Callable[[], int | None], every_s: float = 0.02) -> None:
-        self.read, self.every_s = read, every_s
-        self.peak: int | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def _sample(self) -> None:
-        try:
-            v = self.read()
-        except Exception:  # noqa: BLE001 - a failing reading is a missing figure, not a failed proof
-            self._stop.set()
-            return
-        if v is not None:
-            self.peak = v if self.peak is None else max(self.peak, v)
-
-    def __enter__(self) -> _DeviceSampler:
-        self._sample()
-        if self.peak is not None:
-
-            def loop() -> None:
-                while not self._stop.wait(self.every_s):
-                    self._sample()
-
-            self._thread = threading.Thread(target=loop, name="psagent-device-sampler", daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        self._sample()
-
-
-def _emit(events: Events | None, ev: StageEvent) -> None:
-    if events is not None:
-        events(ev)
 
 
 _ENGINE_NAMES = {"quotient": "NTT/H", "upload_abc": "upload", "upload_witness": "upload"}
@@ -413,16 +256,16 @@ class ProofPipeline:
             path = self.params_file(pt)
             r1cs = self._r1cs.get(pt.param_stem)
             if r1cs is None:
-                _emit(events, StageEvent("", -1, 0, "synthesis"))
+                emit(events, StageEvent("", -1, 0, "synthesis"))
                 t0 = time.perf_counter()
                 r1cs = self._r1cs[pt.param_stem] = self.circuits.r1cs(pt)
                 setup["synthesis"] = time.perf_counter() - t0
-                _emit(events, StageEvent("", -1, 0, "synthesis", setup["synthesis"]))
+                emit(events, StageEvent("", -1, 0, "synthesis", setup["synthesis"]))
             t0 = time.perf_counter()
             trusted = self.checked.trusted(path) or self._official(path)
             if not trusted:
                 log.info("%s: first use, reading with the per-point subgroup check (once per file)", path)
-            _emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
+            emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
             params: Parameters | DeviceParameters
             if eng.params_to_device:
                 params = self._params_to_device(eng, path, trusted, setup)
@@ -433,18 +276,18 @@ class ProofPipeline:
             setup["params"] = time.perf_counter() - t0
             if not trusted:
                 setup.setdefault("params_point_check", setup["params"])  # the once-per-file check: this load
-            _emit(events, StageEvent("", -1, 0, "params", setup["params"]))
+            emit(events, StageEvent("", -1, 0, "params", setup["params"]))
             if params.vk.num_inputs != r1cs.num_inputs or params.l.shape[0] != r1cs.num_aux:
                 raise ValueError(
                     f"{path.name}: parameters for {params.vk.num_inputs} inputs / {params.l.shape[0]} aux, "
                     f"the {pt.name} circuit has {r1cs.num_inputs} / {r1cs.num_aux}"
                 )
-            _emit(events, StageEvent("", -1, 0, "key"))
+            emit(events, StageEvent("", -1, 0, "key"))
             t0 = time.perf_counter()
             key = eng.key(params, r1cs)
             self.verifier.use_key(pt, params.vk)
             setup["key"] = time.perf_counter() - t0
-            _emit(events, StageEvent("", -1, 0, "key", setup["key"]))
+            emit(events, StageEvent("", -1, 0, "key", setup["key"]))
             got = self._shapes[(engine, pt.param_stem)] = _Shape(pt, r1cs, key, eng.host_bytes(r1cs))
             return got
 
@@ -514,155 +357,28 @@ class ProofPipeline:
         inputs as it is proven (``verify=False``: no pairing check; the verdicts are then None).
         ``memory_bytes``: the device bytes granted to this job, shared by its partitions in flight.
         ``cancel``: once set, no further partition starts (:class:`ProofCancelled` at the next boundary)."""
-        pt = work.proof_type
-        n = work.partitions
-        eng = self.engines[engine]
         t_start = time.perf_counter()
         setup: dict[str, float] = {}
-        shape = self.shape(pt, engine=engine, setup=setup, events=events)
-        lanes = max(1, min(self.workers, n))
+        shape = self.shape(work.proof_type, engine=engine, setup=setup, events=events)
+        lanes = max(1, min(self.workers, work.partitions))
         per_lane = memory_bytes // lanes if memory_bytes is not None else None
-        rss_reset = _reset_peak_rss()
-        results: list[PartitionResult | None] = [None] * n
-        proofs: list[bytes] = [b""] * n
-        host_peak = 0
-        held: dict[int, AbstractContextManager[None]] = {}  # partition -> its host reservation
-        lock = threading.Lock()
-        pending: dict[int, Future[tuple[Assignment, dict[str, float]]]] = {}
-        cursor = {"submitted": 0, "taken": 0}
-        failed = threading.Event()
-        turn = threading.Condition()
-        reserving = [0]  # the partition whose host bytes are reserved next: in order, so none jumps ahead
-
-        def synthesise(k: int) -> tuple[Assignment, dict[str, float]]:
-            """Partition k's assignment, on a synthesis thread; its host bytes are held until proven."""
-            nonlocal host_peak
-            with turn:
-                turn.wait_for(lambda: reserving[0] == k or failed.is_set())
-                try:
-                    if failed.is_set():
-                        raise RuntimeError("another partition of this proof failed")
-                    reservation = self.host.reserve(shape.host_bytes)
-                    reservation.__enter__()
-                finally:
-                    reserving[0] = max(reserving[0], k + 1)
-                    turn.notify_all()
-            with lock:
-                held[k] = reservation
-                host_peak = max(host_peak, self.host.used)
-            try:
-                st: dict[str, float] = {}
-                _emit(events, StageEvent(job_id, k, n, "witness"))
-                t0 = time.perf_counter()
-                witness = self.circuits.assignment(work, k)
-                st["witness"] = time.perf_counter() - t0
-                _emit(events, StageEvent(job_id, k, n, "witness", st["witness"]))
-                _emit(events, StageEvent(job_id, k, n, "a/b/c"))
-                t0 = time.perf_counter()
-                asg = eng.assign(shape.r1cs, witness)
-                del witness
-                st["a/b/c"] = time.perf_counter() - t0
-                _emit(events, StageEvent(job_id, k, n, "a/b/c", st["a/b/c"]))
-                return asg, st
-            except BaseException:
-                with lock:
-                    res = held.pop(k)
-                res.__exit__(None, None, None)
-                raise
-
-        def release(k: int, asg: Assignment | None) -> None:
-            try:
-                if asg is not None:
-                    eng.release(asg)
-            finally:
-                with lock:
-                    res = held.pop(k, None)
-                if res is not None:
-                    res.__exit__(None, None, None)
-
-        def lane() -> None:
-            """Take the next partition, wait for its assignment, prove it, verify it; keep ``lanes``
-            partitions synthesised ahead of the lanes (never more, so host memory stays bounded)."""
-            while not failed.is_set():
-                with lock:
-                    k = cursor["taken"]
-                    if k >= n:
-                        return
-                    stop = cancel is not None and cancel.is_set()
-                    if not stop:  # a cancelled proof starts nothing more; what was synthesised ahead is freed
-                        cursor["taken"] = k + 1
-                        while cursor["submitted"] < min(n, k + 1 + lanes):
-                            j = cursor["submitted"]
-                            pending[j] = synth_pool.submit(synthesise, j)
-                            cursor["submitted"] = j + 1
-                        fut = pending.pop(k)
-                if stop:
-                    failed.set()
-                    with turn:
-                        turn.notify_all()
-                    raise ProofCancelled(f"{job_id}: cancelled before partition {k} of {n}")
-                try:
-                    asg, st = fut.result()
-                    try:
-                        _emit(events, StageEvent(job_id, k, n, "prove"))
-                        timings: dict[str, float] = {}
-                        t0 = time.perf_counter()
-                        proof = eng.prove(shape.key, asg, memory_bytes=per_lane, timings=timings)
-                        prove_s = time.perf_counter() - t0
-                    finally:
-                        release(k, asg)
-                        del asg
-                    st.update(_engine_stages(timings, prove_s))
-                    _emit(events, StageEvent(job_id, k, n, "prove", prove_s))
-                    good: bool | None = None
-                    if verify:
-                        t0 = time.perf_counter()
-                        good = self.verifier.partition(work, k, proof)
-                        st["verify"] = time.perf_counter() - t0
-                        _emit(events, StageEvent(job_id, k, n, "verified" if good else "NOT VERIFIED",
-                                                 st["verify"]))
-                    results[k] = PartitionResult(k, good, st)
-                    proofs[k] = proof
-                except BaseException:
-                    failed.set()
-                    with turn:
-                        turn.notify_all()
-                    raise
-
-        with ThreadPoolExecutor(lanes, thread_name_prefix="psagent-synth") as synth_pool, _DeviceSampler(
-            eng.device_used
-        ) as dev:
-            try:
-                if lanes == 1:
-                    lane()
-                else:
-                    with ThreadPoolExecutor(lanes, thread_name_prefix="psagent-prove") as provers:
-                        done = [provers.submit(lane) for _ in range(lanes)]
-                    for f in done:
-                        f.result()  # the first failure, in lane order
-            finally:
-                # a failure left partitions synthesised ahead: give their buffers and host bytes back
-                for k, fut in sorted(pending.items()):
-                    if fut.cancel():
-                        continue
-                    try:
-                        left, _ = fut.result()
-                    except BaseException:  # noqa: BLE001 - synthesise released its bytes; the first error wins
-                        continue
-                    release(k, left)
-                pending.clear()
-        wall = time.perf_counter() - t_start
+        run = _ProofRun(self, work, job_id, shape, self.engines[engine], per_lane, events, verify)
+        schedule: PartitionSchedule[Assignment, _Proven] = PartitionSchedule(
+            work.partitions, lanes, host=self.host, host_bytes=shape.host_bytes, job_id=job_id, cancel=cancel
+        )
+        with PeakRss() as rss, DeviceSampler(run.eng.device_used) as dev:
+            schedule.run(run)
         return ProofResult(
             job_id=job_id,
-            proof_type=pt.name,
-            backend=eng.backend,
-            proof=b"".join(proofs),
-            partitions=[r for r in results if r is not None],
+            proof_type=work.proof_type.name,
+            backend=run.eng.backend,
+            proof=b"".join(run.proofs),
+            partitions=[r for r in run.results if r is not None],
             setup=setup,
-            wall_s=wall,
-            rss_peak_bytes=_peak_rss() if rss_reset else None,
+            wall_s=time.perf_counter() - t_start,
+            rss_peak_bytes=rss.peak,
             device_peak_bytes=dev.peak,
-            host_reserved_peak_bytes=host_peak,
+            host_reserved_peak_bytes=schedule.host_peak,
         )
 
     def self_test(self, engine: int = 0) -> float:
@@ -694,33 +410,70 @@ class ProofPipeline:
         return time.perf_counter() - t0
 
 
-def memory_plan_of(
-    pt: ProofType | UpdateProofType,
-    *,
-    cuda: bool,
-    device_spmv: bool,
-    params_to_device: bool = True,
-    cache: Path | None = None,
-) -> tuple[ProofSizes, list[Stage]]:
-    """(``gpu.groth16.plan.ProofSizes``, the plan's stages) of one proof of ``pt`` (a seal or an update proof
-    type), from the circuit template's counts: no matrix is tiled and nothing large is allocated, so a 32GiB
-    plan costs the template (recorded once, cached) and not the 7.5 GB R1CS. The same formulas as admission
-    (the engine's ``device_bytes``, ``resident_bytes``, ``host_bytes``)."""
-    from agent.config import cache_dir
-    from gpu.groth16 import plan
-    from porep.snap.params import UpdateProofType
+_Proven = tuple[bytes, dict[str, float]]  # a partition's proof and the engine's stage times
 
-    cache = cache if cache is not None else cache_dir()
-    if isinstance(pt, UpdateProofType):
-        from porep.snap.partition import update_template
 
-        t = update_template(pt, cache)
-    else:
-        from porep.circuit.partition import partition_template
+class _ProofRun:
+    """One proof's partitions as the scheduler's lanes drive them (:class:`PartitionWork`): the witness and
+    A·w, B·w, C·w on a synthesis thread, the Groth16 proof on a lane, then the pairing check once the
+    assignment was given back; the verdicts and proofs by partition."""
 
-        t = partition_template(pt, cache)
-    sizes = plan.ProofSizes.of_stats(
-        t.stats(), coeff_bytes=int(t.coeff[0].dtype.itemsize), table_rows=int(t.table.shape[0])
-    )
-    stages = plan.memory_plan(sizes, device_spmv=device_spmv, cuda=cuda, params_to_device=params_to_device)
-    return sizes, stages
+    def __init__(
+        self,
+        pipeline: ProofPipeline,
+        work: Work,
+        job_id: str,
+        shape: _Shape,
+        eng: Engine,
+        per_lane: int | None,
+        events: Events | None,
+        verify: bool,
+    ) -> None:
+        self.pipeline, self.work, self.job_id, self.shape, self.eng = pipeline, work, job_id, shape, eng
+        self.per_lane, self.events, self.verify = per_lane, events, verify
+        n = self.n = work.partitions
+        self.stages: list[dict[str, float]] = [{} for _ in range(n)]
+        self.results: list[PartitionResult | None] = [None] * n
+        self.proofs: list[bytes] = [b""] * n
+
+    def _event(self, k: int, stage: str, seconds: float | None = None) -> None:
+        emit(self.events, StageEvent(self.job_id, k, self.n, stage, seconds))
+
+    def synthesise(self, k: int) -> Assignment:
+        st = self.stages[k]
+        self._event(k, "witness")
+        t0 = time.perf_counter()
+        witness = self.pipeline.circuits.assignment(self.work, k)
+        st["witness"] = time.perf_counter() - t0
+        self._event(k, "witness", st["witness"])
+        self._event(k, "a/b/c")
+        t0 = time.perf_counter()
+        asg = self.eng.assign(self.shape.r1cs, witness)
+        del witness
+        st["a/b/c"] = time.perf_counter() - t0
+        self._event(k, "a/b/c", st["a/b/c"])
+        return asg
+
+    def prove(self, k: int, assignment: Assignment) -> _Proven:
+        self._event(k, "prove")
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        proof = self.eng.prove(self.shape.key, assignment, memory_bytes=self.per_lane, timings=timings)
+        return proof, _engine_stages(timings, time.perf_counter() - t0)
+
+    def release(self, assignment: Assignment) -> None:
+        self.eng.release(assignment)
+
+    def finish(self, k: int, proven: _Proven) -> None:
+        proof, engine_stages = proven
+        st = self.stages[k]
+        st.update(engine_stages)
+        self._event(k, "prove", engine_stages["groth16"])
+        good: bool | None = None
+        if self.verify:
+            t0 = time.perf_counter()
+            good = self.pipeline.verifier.partition(self.work, k, proof)
+            st["verify"] = time.perf_counter() - t0
+            self._event(k, "verified" if good else "NOT VERIFIED", st["verify"])
+        self.results[k] = PartitionResult(k, good, st)
+        self.proofs[k] = proof
