@@ -27,8 +27,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from agent.proving.parameters import default_params_dir
 from gpu.options import DEVICE_PATHS, EngineOptions
+from market.address import Protocol as AddressProtocol
+from market.address import parse_address
+from porep.prooftypes import proof_type
+from porep.snap.params import update_proof_type
 
 DEFAULT_CONFIG_PATH = Path("/etc/psagent/config.toml")
 MAINNET_MARKET_URL = "https://mainnet.snass.fsp.sh/v0/proofs"
@@ -47,6 +50,17 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "psagent"
 
 
+FILECOIN_PARAMS_DIR = Path("/var/tmp/filecoin-proof-parameters")
+
+
+def default_params_dir() -> Path:
+    """Where Filecoin keeps Groth16 parameters (lotus, curio and rust-fil-proofs look there too):
+    ``$FIL_PROOFS_PARAMETER_CACHE`` if set, else ``/var/tmp/filecoin-proof-parameters``. The one reader of
+    that variable."""
+    env = os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
+    return Path(env) if env else FILECOIN_PARAMS_DIR
+
+
 SNAP_PREFIX = "snap:"  # "StackedDrg2KiBV1" names a seal proof and an update proof alike
 
 
@@ -54,13 +68,10 @@ def accepted_type(name: str) -> object:
     """The proof type an ``accepted_proof_types`` entry names: a seal proof the circuit proves (interactive
     V1 / V1_1), or ``snap:`` + an update proof; ValueError saying what is accepted otherwise."""
     if name.startswith(SNAP_PREFIX):
-        from porep.snap.params import update_proof_type
-
         try:
             return update_proof_type(name[len(SNAP_PREFIX):])
         except (ValueError, KeyError):
             raise ValueError(f"{name!r}: not an update proof (e.g. snap:StackedDrg32GiBV1)") from None
-    from porep.prooftypes import proof_type
 
     try:
         pt = proof_type(name)
@@ -107,13 +118,12 @@ class MarketConfig(_Section):
     def _wallet(cls, v: str | None) -> str | None:
         if v is None:
             return v
-        from market.address import Protocol, parse_address
 
         try:
             addr = parse_address(v)
         except ValueError as exc:
             raise ValueError(f"not a Filecoin address ({exc})") from None
-        if addr.protocol != Protocol.SECP256K1:
+        if addr.protocol != AddressProtocol.SECP256K1:
             raise ValueError(f"{v!r} is not a secp256k1 (f1…) address, the only kind a provider key has")
         return v
 

@@ -18,6 +18,7 @@ __all__ = [
     "gb",
     "mem_available",
     "mem_total",
+    "nearest_existing",
     "peak_rss",
 ]
 
@@ -60,7 +61,7 @@ def peak_rss() -> int | None:
     if peak is not None:
         return peak
     try:
-        import resource
+        import resource  # Unix only: imported where it may be missing
 
         return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
     except (ImportError, OSError):
@@ -130,12 +131,18 @@ class DeviceSampler:
         self._sample()
 
 
-def existing_anchor(path: Path) -> Path:
-    """``path`` or its nearest existing parent (where a file written below it would land)."""
-    anchor = path.expanduser().absolute()
+def nearest_existing(path: Path) -> Path:
+    """``path`` or its nearest parent that exists (as given: a relative path stays relative): where a file
+    written below it would land, so whose permissions and file system decide."""
+    anchor = path
     while not anchor.exists() and anchor != anchor.parent:
         anchor = anchor.parent
     return anchor
+
+
+def existing_anchor(path: Path) -> Path:
+    """``path`` or its nearest existing parent, absolute (``~`` expanded)."""
+    return nearest_existing(path.expanduser().absolute())
 
 
 def disk_free(path: Path) -> int:

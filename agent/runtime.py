@@ -182,11 +182,23 @@ def build_prover(
     slot and ``memory_budget_gib`` of budget, every partition verified unless ``verify_before_submit`` is
     false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
     ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters."""
+    pipeline = build_pipeline(settings, params_dir=params_dir, cache=cache, list_devices=list_devices)
+    return _admitted(settings, pipeline, settings.prover.accepted(), metrics)
+
+
+def _admitted(
+    settings: Settings,
+    pipeline: ProofPipeline,
+    accepted: tuple[Sequence[str], Sequence[str]],
+    metrics: ProverMetrics | None,
+) -> AdmittedProver:
+    """``pipeline`` behind admission as ``[prover]`` says (each device's memory budget, the pairing check
+    unless ``verify_before_submit``'s debug switch is set); ``accepted``: the (PoRep, update) proof type
+    names whose parameters the warm-up loads."""
     from agent.proving.prover import AdmittedProver
 
     p = settings.prover
-    pipeline = build_pipeline(settings, params_dir=params_dir, cache=cache, list_devices=list_devices)
-    porep, snap = p.accepted()
+    porep, snap = accepted
     return AdmittedProver(
         pipeline,
         accepted=porep,
@@ -346,19 +358,12 @@ def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, *
     every size whose parameters it has). ``metrics``: where the prover records (GetMetrics serves them);
     ``kw`` as build_pipeline's (tests: devices, cache)."""
     from agent.cuzk.request import circuit_proof_type
-    from agent.proving.prover import AdmittedProver
-    from porep.snap.params import UpdateProofType
+    from agent.proving.kind import WorkKind
 
-    p = settings.prover
     pts = [circuit_proof_type(c) for c in settings.engine.preload]
-    return AdmittedProver(
-        build_pipeline(settings, **kw),
-        accepted=[pt.name for pt in pts if not isinstance(pt, UpdateProofType)],
-        accepted_update=[pt.name for pt in pts if isinstance(pt, UpdateProofType)],
-        device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
-        verify=p.verify_before_submit,
-        metrics=metrics,
-    )
+    porep = [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.POREP]
+    snap = [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.SNAP]
+    return _admitted(settings, build_pipeline(settings, **kw), (porep, snap), metrics)
 
 
 def serve_engine(settings: Settings, *, listen: str | None = None) -> None:

@@ -34,7 +34,7 @@ import anyio
 
 from agent.proving.prover import Proven
 from agent.proving.verifier import VerifyReport
-from agent.proving.work import Work, WorkError, WorkKind
+from agent.proving.work import JobId, Work, WorkError, WorkKind
 from agent.store import Payment, RequestRow, RequestState, Store, claimed, in_worker, leased
 from market.client import AlreadyAccepted
 from market.errors import MarketError, ProtocolError, Rejected, WorkGone
@@ -253,7 +253,7 @@ async def _prove_claimed(
             return await in_worker(
                 store.transition, row.row_id, S.PROVING, S.FAILED, error=f"check: {e}", owner=settings.owner
             )
-    job_id = work.job_id(row.row_id, row.attempts)
+    job_id = JobId.for_request(work, row.row_id, row.attempts)
     t0 = time.perf_counter()
     try:
         proven = await prover.prove(work, job_id)

@@ -369,7 +369,7 @@ def run_e2e(
     and whether every proof verified."""
     import json
 
-    from agent.admission import new_job_id
+    from agent.proving.work import JobId
 
     rows: list[dict[str, Any]] = []
     verified = [True]
@@ -388,7 +388,7 @@ def run_e2e(
             echo(_e2e_human(row) if "proof_type" in row else json.dumps(row))
 
     for i in range(1 + warm_runs):
-        result = pipeline.prove(work, job_id=new_job_id("bench-e2e"))
+        result = pipeline.prove(work, job_id=JobId.fresh("bench-e2e"))
         record({"run": "cold" if i == 0 else f"warm{i}", **result.as_json()}, result)
     if steady:
         _steady(pipeline, work, in_flight, steady, record)
@@ -408,12 +408,12 @@ def _steady(
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from agent.admission import new_job_id
+    from agent.proving.work import JobId
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(k, thread_name_prefix="bench-steady") as pool:
         futs = [
-            pool.submit(lambda: pipeline.prove(work, job_id=new_job_id("bench-steady")))
+            pool.submit(lambda: pipeline.prove(work, job_id=JobId.fresh("bench-steady")))
             for _ in range(count)
         ]
         results = []
@@ -462,9 +462,9 @@ def _print_plan(work: Work, params_path: Path, backend: Backend) -> None:
     """The memory plan of one proof of ``work`` (gpu.groth16.plan, the formulas admission reserves by), from
     the circuit's template counts (no matrix is tiled, nothing large allocated), checked against the
     parameter file's section lengths when the file exists; the device's and host's totals beside it."""
-    import os
 
     from agent.cli.common import resolve_backend, use_engine_options
+    from agent.host import mem_total
     from agent.proving.plan import memory_plan_of
     from gpu.groth16.plan import plan_totals
 
@@ -498,11 +498,9 @@ def _print_plan(work: Work, params_path: Path, backend: Backend) -> None:
         typer.echo(f"  {st.name:<40} {st.host / gb:9.2f} {st.device / gb:10.2f}  {st.note}")
     host, dev = plan_totals(stages)
     typer.echo(f"  {'peak (all held at once)':<40} {host / gb:9.2f} {dev / gb:10.2f}")
-    try:
-        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    mem = mem_total()
+    if mem is not None:
         typer.echo(f"  host memory here: {mem / gb:.1f} GB")
-    except (ValueError, OSError):
-        pass
     if cuda:
         from gpu.device import devices
 

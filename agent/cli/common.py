@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from agent.config import ConfigError, Settings, cache_dir, load_settings
+from agent.host import nearest_existing
 from agent.logsetup import setup_logging
 from gpu.options import EngineOptions  # imports nothing: numba stays unloaded here
 from gpu.placement import Backend  # the engine's enum (imports nothing either)
@@ -125,9 +126,7 @@ def check_output_dir(path: Path, force: bool, what: str = "--out") -> None:
         fail(f"{what} {path} exists and is not a directory", EXIT_USAGE)
     if path.is_dir() and any(path.iterdir()) and not force:
         fail(f"{what} {path} is not empty (pass --force to replace its files)", EXIT_USAGE)
-    anchor = path
-    while not anchor.exists():
-        anchor = anchor.parent
+    anchor = nearest_existing(path)
     if not os.access(anchor, os.W_OK):
         fail(f"{what} {path}: {anchor} is not writable", EXIT_USAGE)
 

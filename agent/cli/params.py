@@ -26,6 +26,7 @@ from agent.cli.common import (
     resolve_backend,
     sector_size_or_exit,
 )
+from agent.host import nearest_existing
 
 if TYPE_CHECKING:
     from gpu.groth16.r1cs import R1CS
@@ -188,12 +189,12 @@ def _blank_r1cs(pt: ProofType | UpdateProofType) -> R1CS:
     import time
 
     from agent.config import cache_dir
+    from agent.proving.kind import WorkKind
     from agent.proving.parameters import blank_r1cs
-    from porep.snap.params import UpdateProofType
 
     t = time.perf_counter()
     system = blank_r1cs(pt, cache_dir())
-    what = "update circuit" if isinstance(pt, UpdateProofType) else "circuit"
+    what = "update circuit" if WorkKind.of(pt) is WorkKind.SNAP else "circuit"
     print(
         f"{what} {pt.size_label}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
         f"{system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
@@ -261,9 +262,7 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
     existing = [p for ext in (".params", ".vk", ".meta.json") if (p := out / f"{stem}{ext}").exists()]
     if existing and not force:
         fail(f"{existing[0]} exists (pass --force to replace the parameters)", EXIT_USAGE)
-    anchor = out
-    while not anchor.exists():
-        anchor = anchor.parent
+    anchor = nearest_existing(out)
     if not os.access(anchor, os.W_OK):
         fail(f"--out {out}: {anchor} is not writable", EXIT_USAGE)
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from agent.proving.kind import WorkKind
+
 if TYPE_CHECKING:
     from agent.proving.work import Work
     from porep.prooftypes import ProofType
@@ -129,10 +131,7 @@ _SIZE_LABEL = {v: k for k, v in CIRCUIT_SIZES.items()}
 
 def circuit_id(pt: ProofType | UpdateProofType) -> str:
     """cuzk's name of a circuit (``porep-32g``, ``snap-32g``; the test sizes ``porep-2k``, ``snap-8m``, …)."""
-    from porep.snap.params import UpdateProofType
-
-    kind = "snap" if isinstance(pt, UpdateProofType) else "porep"
-    return f"{kind}-{_SIZE_LABEL.get(pt.sector_size, str(pt.sector_size))}"
+    return f"{WorkKind.of(pt)}-{_SIZE_LABEL.get(pt.sector_size, str(pt.sector_size))}"
 
 
 def circuit_proof_type(cid: str) -> ProofType | UpdateProofType:

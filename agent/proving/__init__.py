@@ -8,7 +8,7 @@
   schedule    :class:`PartitionSchedule`: a proof's partitions synthesised on CPU threads ahead of the lanes
               that prove them (a bounded queue, host bytes reserved in partition order, cancel at a boundary)
   plan        ``memory_plan_of``: a proof's memory plan from its circuit template's counts
-  result      :class:`ProofResult`, :class:`PartitionResult`, :class:`StageEvent`: what a proof returns and tells
+  result      :class:`ProofResult`, :class:`PartitionResult`, :class:`StageEvent`: what a proof tells
   pipeline    :class:`ProofPipeline`: a Work to a proof in one pass, every partition verified as it is proven
   verifier    :class:`HostVerifier`: the pairing check (the pipeline's, and ``psagent verify``'s)
   prover      :class:`AdmittedProver`: the pipeline behind ``agent.admission`` (the agent's prover)

@@ -12,21 +12,26 @@ costs seconds).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from gpu import device as gpu_device
+from gpu.groth16 import plan
+from gpu.groth16 import prover as groth16
+from gpu.groth16.params_device import DeviceParameters, load_to_device
+from gpu.groth16.prover import Assignment, ProvingKey
+from gpu.options import EngineOptions
+from gpu.placement import Backend
+from gpu.transfer import PinnedPool
+
 if TYPE_CHECKING:
     from gpu.device import Device
     from gpu.groth16.params import Parameters
-    from gpu.groth16.params_device import DeviceParameters
     from gpu.groth16.plan import ProofSizes
-    from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
-    from gpu.options import EngineOptions
-    from gpu.placement import Backend
-    from gpu.transfer import PinnedPool
 
 __all__ = ["Engine", "Groth16Engine", "assignment_host_bytes", "resident_r1cs_bytes"]
 
@@ -74,21 +79,15 @@ class Groth16Engine:
         None: the defaults; the agent fills them from ``[prover]`` with ``agent.config.engine_options``):
         ``device_spmv`` and ``params_to_device`` act on the CUDA backend only (the pipeline then loads
         parameter files with :meth:`load_params` instead of the host reader)."""
-        from gpu import Backend
-        from gpu.device import get_device, resolve_backend
-        from gpu.options import EngineOptions
-
-        chosen = resolve_backend(backend)
+        chosen = gpu_device.resolve_backend(backend)
         self.options = options if options is not None else EngineOptions()
         self._backend = chosen.value
         self._device: Device | None = (
-            get_device(device if device is not None else 0) if chosen is Backend.cuda else None
+            gpu_device.get_device(device if device is not None else 0) if chosen is Backend.cuda else None
         )
         self._params_to_device = self._device is not None and self.options.params_to_device
         self._pool: PinnedPool | None = None
         if self._device is not None and not self._device.simulated:
-            from gpu.transfer import PinnedPool
-
             self._pool = PinnedPool()
 
     @property
@@ -106,26 +105,21 @@ class Groth16Engine:
     def load_params(self, path: Path) -> DeviceParameters:
         """``path`` decoded straight onto this engine's device (``DeviceParameters``, H bit-reversed as the
         prover wants it). No subgroup check: only for a file the per-point check record trusts."""
-        from gpu.groth16.params_device import load_to_device
-
         if self._device is None:
             raise ValueError("parameters go to a device only with the CUDA backend")
         return load_to_device(path, self._device, h_bitrev=True)
 
     def key(self, params: Parameters | DeviceParameters, r1cs: R1CS) -> ProvingKey:
         """The proving key over host ``Parameters`` (uploaded) or ``DeviceParameters`` (already resident)."""
-        from gpu.groth16.params_device import DeviceParameters
-        from gpu.groth16.prover import ProvingKey
-
         if isinstance(params, DeviceParameters):
             return ProvingKey.from_device_parameters(params, r1cs.density(), device=self._device)
         return ProvingKey(params, r1cs.density(), backend=self._backend, device=self._device)
 
     def device_bytes(self, key: ProvingKey) -> int:
         """One proof's device working bytes beyond the key (``gpu.groth16.prover.device_bytes``)."""
-        from gpu.groth16.prover import device_bytes
-
-        return int(device_bytes(key, device_spmv=self._device_spmv())) if self._device is not None else 0
+        if self._device is None:
+            return 0
+        return int(groth16.device_bytes(key, device_spmv=self._device_spmv()))
 
     def _device_spmv(self) -> bool:
         return self._device is not None and self.options.device_spmv
@@ -134,10 +128,6 @@ class Groth16Engine:
         """Device bytes the key keeps for as long as it lives (``gpu.groth16.plan.key_device_bytes`` of the
         key's sizes): the five bases and the A/B gather indices, and with the device SpMV the R1CS that
         ``ProvingKey.device_r1cs`` uploads at the first proof. 0 on the CPU."""
-        from dataclasses import replace
-
-        from gpu.groth16 import plan
-
         if self._device is None:
             return 0
         sizes = replace(key.sizes, rows=r1cs.num_constraints_total, matrices=plan.matrix_sizes(r1cs))
@@ -147,8 +137,6 @@ class Groth16Engine:
         return assignment_host_bytes(r1cs, device_spmv=self._device_spmv())
 
     def assign(self, r1cs: R1CS, witness: np.ndarray) -> Assignment:
-        from gpu.groth16.prover import Assignment
-
         return Assignment.from_r1cs(r1cs, witness, pool=self._pool, device_spmv=self._device_spmv())
 
     def release(self, asg: Assignment) -> None:
@@ -158,27 +146,18 @@ class Groth16Engine:
     def prove(
         self, key: ProvingKey, asg: Assignment, *, memory_bytes: int | None, timings: dict[str, float]
     ) -> bytes:
-        from gpu.groth16.prover import prove
-
         out: list[dict[str, float]] = []
-        (proof,) = prove(key, asg, timings=out, memory_bytes=memory_bytes)
+        (proof,) = groth16.prove(key, asg, timings=out, memory_bytes=memory_bytes)
         timings.update(out[0])
         return bytes(proof.to_bytes())
 
     def device_used(self) -> int | None:
         """Asked without the device lock (a sampler thread reads it while a proof holds the device)."""
-        if self._device is None or self._device.simulated:
-            return None
-        from numba import cuda
-
-        with cuda.gpus[self._device.index]:
-            free, total = cuda.current_context().get_memory_info()
-        return int(total - free)
+        info = self._device.memory_info() if self._device is not None else None
+        return None if info is None else info[1] - info[0]
 
 
 def _sizes(r1cs: R1CS, *, matrices: bool = False) -> ProofSizes:
-    from gpu.groth16 import plan
-
     rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
     return plan.ProofSizes(
         0, int(r1cs.num_inputs), int(r1cs.num_aux), 0, 0, 0, rows=rows,
@@ -189,8 +168,6 @@ def _sizes(r1cs: R1CS, *, matrices: bool = False) -> ProofSizes:
 def assignment_host_bytes(r1cs: R1CS, *, device_spmv: bool = False) -> int:
     """Host bytes one partition's assignment holds: the witness and, unless A·w, B·w, C·w are evaluated on
     the device (``device_spmv``), those three (``gpu.groth16.plan.assignment_host_bytes``)."""
-    from gpu.groth16 import plan
-
     return plan.assignment_host_bytes(_sizes(r1cs), device_spmv=device_spmv)
 
 
@@ -198,6 +175,4 @@ def resident_r1cs_bytes(r1cs: R1CS) -> int:
     """Device bytes of ``r1cs`` made resident by ``gpu.groth16.spmv_cuda.DeviceR1CS.upload``
     (``gpu.groth16.plan.resident_r1cs_bytes``): exact for interned (compact) matrices, an upper bound for a
     plain CSR (interned on upload)."""
-    from gpu.groth16 import plan
-
     return plan.resident_r1cs_bytes(_sizes(r1cs, matrices=True))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,13 +35,23 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from agent.admission import HostBudget
+from agent.config import cache_dir
 from agent.host import DeviceSampler, PeakRss
+from agent.paramfiles import ParamDigests, fetch_hint, verdict
 from agent.proving.engine import Engine, Groth16Engine
+from agent.proving.kind import for_kind
 from agent.proving.parameters import CheckedParams, params_paths, read_params
 from agent.proving.result import Events, PartitionResult, ProofResult, StageEvent, emit
 from agent.proving.schedule import PartitionSchedule, ProofCancelled
 from agent.proving.verifier import HostVerifier
 from agent.proving.work import Work
+from gpu.arith.fields.constants import R_MODULUS
+from gpu.groth16 import reference
+from gpu.groth16 import verifier as groth16_verifier
+from gpu.groth16.synthetic import SyntheticCircuit
+from porep.circuit.partition import StackedCircuit
+from porep.official_params import OFFICIAL
+from porep.snap.partition import UpdateCircuit as RealUpdateCircuit
 
 if TYPE_CHECKING:
     from gpu.groth16.params import Parameters
@@ -95,17 +106,10 @@ class Circuits:
 
     @classmethod
     def default(cls, cache: Path | None) -> Circuits:
-        from porep.circuit.partition import StackedCircuit
-        from porep.snap.partition import UpdateCircuit as RealUpdateCircuit
-
         return cls(StackedCircuit(cache), RealUpdateCircuit(cache))
 
     def r1cs(self, pt: ProofType | UpdateProofType) -> R1CS:
-        from porep.snap.params import UpdateProofType
-
-        if isinstance(pt, UpdateProofType):
-            return self.update.r1cs(pt)
-        return self.seal.r1cs(pt)
+        return for_kind(pt, porep=self.seal.r1cs, snap=self.update.r1cs)
 
     def assignment(self, work: Work, k: int) -> np.ndarray:
         if work.update is not None:
@@ -132,19 +136,12 @@ def _engine_stages(timings: dict[str, float], prove_s: float) -> dict[str, float
 def _reference_setup(r1cs: R1CS) -> Parameters:
     """The self-test's parameters: gpu.groth16.reference's setup (Python integers + pyblst: independent of
     the engine under test, nothing to compile), CSPRNG toxic waste, discarded."""
-    import secrets
-
-    from gpu.arith.fields.constants import R_MODULUS
-    from gpu.groth16 import reference
-
     secret = [secrets.randbelow(R_MODULUS - 2) + 2 for _ in range(5)]
     return reference.setup(r1cs, reference.ToxicWaste(*secret))
 
 
 def _synthetic_sample(constraints: int = 256) -> Sample:
     """The self-test's circuit: gpu.groth16.synthetic's Filecoin-like one (bits, packing, full values)."""
-    from gpu.groth16.synthetic import SyntheticCircuit
-
     sc = SyntheticCircuit(constraints, 2, seed=int.from_bytes(os.urandom(4), "little"))
     return sc.r1cs(), sc.witness(), sc.public_inputs()
 
@@ -182,8 +179,6 @@ class ProofPipeline:
         seams (default the real circuits); ``read_params`` (path, subgroup_check); for the self-test
         ``setup`` (R1CS → Parameters) and ``sample`` (R1CS, witness, public inputs): the reference setup and
         a 256-constraint synthetic circuit; ``workers``: partitions of one proof in flight per engine."""
-        from agent.config import cache_dir
-
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.params_dir = Path(params_dir)
@@ -217,8 +212,6 @@ class ProofPipeline:
         """The .params file of ``pt``; FileNotFoundError naming it (before any synthesis) when absent."""
         path, _ = params_paths(self.params_dir, pt)
         if not path.is_file():
-            from agent.paramfiles import fetch_hint
-
             update = "empty-sector-update" in pt.param_stem
             hint = fetch_hint(pt.size_label, self.params_dir, update=update)
             raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path} ({hint})")
@@ -228,9 +221,6 @@ class ProofPipeline:
         """Whether ``path`` is an official file (its published digest matches): then the digest vouches for
         every point, as paramfetch's check does for lotus, and the per-point check is not needed (it is
         recorded as checked). The digest is computed once per file version."""
-        from agent.paramfiles import ParamDigests, verdict
-        from porep.official_params import OFFICIAL
-
         digests = ParamDigests(self.cache)
         if verdict(path, digests).kind != OFFICIAL:
             return False
@@ -385,8 +375,6 @@ class ProofPipeline:
         """Prove and verify a small circuit on engine ``engine`` (a fresh setup by the reference
         implementation); also check that a wrong public input is rejected. Warms the kernels the real proofs
         use. Returns seconds; raises RuntimeError saying what failed."""
-        from gpu.groth16.verifier import verify
-
         eng = self.engines[engine]
         setup = self.setup if self.setup is not None else _reference_setup
         t0 = time.perf_counter()
@@ -400,12 +388,12 @@ class ProofPipeline:
             eng.release(asg)
         what = f"self-test: the {r1cs.num_constraints}-constraint proof on {eng.backend}"
         try:
-            good = verify(params.vk, proof, xs)
+            good = groth16_verifier.verify(params.vk, proof, xs)
         except ValueError as e:  # malformed proof bytes
             raise RuntimeError(f"{what} did not verify: {e}") from e
         if not good:
             raise RuntimeError(f"{what} did not verify")
-        if verify(params.vk, proof, [xs[0] ^ 1, *xs[1:]]):
+        if groth16_verifier.verify(params.vk, proof, [xs[0] ^ 1, *xs[1:]]):
             raise RuntimeError("self-test: a wrong public input was accepted")
         return time.perf_counter() - t0
 

@@ -1,10 +1,16 @@
 """The memory plan of one proof (``gpu.groth16.plan``) from its circuit template's counts: what ``bench e2e
---plan`` prints and ``psagent doctor`` weighs against a device, by the formulas admission reserves by."""
+--plan`` prints and ``psagent doctor`` weighs against a device, by the formulas admission reserves by.
+
+The circuit templates and ``gpu.groth16.plan`` load numba: they are imported in the function, since ``bench
+e2e --plan`` imports this module before it applies the configuration's engine options and kernel cache."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from agent.config import cache_dir
+from agent.proving.kind import for_kind
 
 if TYPE_CHECKING:
     from gpu.groth16.plan import ProofSizes, Stage
@@ -26,19 +32,12 @@ def memory_plan_of(
     type), from the circuit template's counts: no matrix is tiled and nothing large is allocated, so a 32GiB
     plan costs the template (recorded once, cached) and not the 7.5 GB R1CS. The same formulas as admission
     (the engine's ``device_bytes``, ``resident_bytes``, ``host_bytes``)."""
-    from agent.config import cache_dir
-    from gpu.groth16 import plan
-    from porep.snap.params import UpdateProofType
+    from gpu.groth16 import plan  # numba: after the kernel-cache set-up
+    from porep.circuit.partition import partition_template
+    from porep.snap.partition import update_template
 
-    cache = cache if cache is not None else cache_dir()
-    if isinstance(pt, UpdateProofType):
-        from porep.snap.partition import update_template
-
-        t = update_template(pt, cache)
-    else:
-        from porep.circuit.partition import partition_template
-
-        t = partition_template(pt, cache)
+    where = cache if cache is not None else cache_dir()
+    t = for_kind(pt, porep=lambda p: partition_template(p, where), snap=lambda u: update_template(u, where))
     sizes = plan.ProofSizes.of_stats(
         t.stats(), coeff_bytes=int(t.coeff[0].dtype.itemsize), table_rows=int(t.table.shape[0])
     )

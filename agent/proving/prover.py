@@ -20,16 +20,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
+from agent.paramfiles import ParamDigests, verdict
+from agent.proving.kind import WorkKind
+from agent.proving.parameters import params_paths
 from agent.proving.pipeline import ProofCancelled, ProofPipeline, ProofResult
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work
+from porep.official_params import DAMAGED
+from porep.prooftypes import ProofType, proof_type
+from porep.snap.params import UpdateProofType, update_proof_type
 
 if TYPE_CHECKING:
     from gpu.device import Device
-    from porep.prooftypes import ProofType
-    from porep.snap.params import UpdateProofType
 
 __all__ = ["AdmittedProver", "Proven"]
 
@@ -46,13 +52,6 @@ class Proven:
     report: VerifyReport
     result: ProofResult | None = None
     setup_s: float = 0.0
-
-
-def _kind_of(pt: ProofType | UpdateProofType) -> str:
-    """The metrics' kind label of a proof type's parameters."""
-    from porep.snap.params import UpdateProofType
-
-    return "snap" if isinstance(pt, UpdateProofType) else "porep"
 
 
 class AdmittedProver:
@@ -140,7 +139,7 @@ class AdmittedProver:
             self.pipeline.shape(pt, engine=i)
             self.charge_resident(pt, i)
         if self.metrics is not None:
-            self.metrics.params_loaded(pt.name, _kind_of(pt))
+            self.metrics.params_loaded(pt.name, WorkKind.of(pt).value)
         return self.pipeline.job_device_bytes(pt)
 
     async def prove(
@@ -193,8 +192,6 @@ class AdmittedProver:
         cancel: threading.Event | None,
         admitted: Callable[[Grant], None] | None,
     ) -> tuple[ProofResult, Device, float]:
-        import anyio
-
         pt = work.proof_type
         self.pipeline.params_file(pt)  # a missing file is named before minutes of synthesis
         t0 = time.perf_counter()
@@ -227,8 +224,6 @@ class AdmittedProver:
 
     async def preload(self, pt: ProofType | UpdateProofType) -> float:
         """Load ``pt``'s parameters and key on every engine now (what a first proof would do); seconds."""
-        import anyio
-
         self.pipeline.params_file(pt)
         t0 = time.perf_counter()
         await anyio.to_thread.run_sync(self._ready, pt)
@@ -250,16 +245,13 @@ class AdmittedProver:
                 freed += nbytes
             self.pipeline.evict(pt)
         if self.metrics is not None:
-            self.metrics.params_evicted(pt.name, _kind_of(pt))
+            self.metrics.params_evicted(pt.name, WorkKind.of(pt).value)
         return freed
 
     def warm_up(self) -> None:
         """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and
         loaded on every engine, then a self-test proof verified on each. Raises with the reason when any of
         it fails."""
-        from porep.prooftypes import proof_type
-        from porep.snap.params import update_proof_type
-
         todo: list[tuple[ProofType | UpdateProofType, str]] = [(proof_type(n), n) for n in self.accepted]
         todo += [(update_proof_type(n), f"{n} (update)") for n in self.accepted_update]
         for pt, label in todo:
@@ -274,10 +266,6 @@ class AdmittedProver:
 
     def _log_verdicts(self, pt: ProofType | UpdateProofType) -> None:
         """The gate's log line per parameter file: official, development or damaged (agent.paramfiles)."""
-        from agent.paramfiles import ParamDigests, verdict
-        from agent.proving.parameters import params_paths
-        from porep.official_params import DAMAGED
-
         digests = ParamDigests(self.pipeline.cache)
         for path in params_paths(self.params_dir, pt):
             if path.is_file():
