@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EngineUnavailable",
+    "ServedProver",
     "StatusReport",
     "agent_settings",
     "build_agent",
@@ -63,7 +64,6 @@ __all__ = [
     "retry_policy",
     "run",
     "serve_engine",
-    "ServedProver",
     "start_metrics",
     "status_report",
 ]

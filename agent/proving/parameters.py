@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from porep.snap.params import UpdateProofType
 
 __all__ = [
-    "IN_PLACE",
     "CheckedParams",
+    "IN_PLACE",
     "Progress",
     "blank_r1cs",
     "ensure_dev_params",

@@ -27,7 +27,7 @@ from agent.store.model import StoreError
 from agent.store.schema import POSTGRES_TYPES, migrations, upgrade
 from agent.store.sql import SqlStore, _Cursor, _Db
 
-__all__ = ["PG_MIGRATIONS", "REQUESTER_LOCK", "PgStore"]
+__all__ = ["PG_MIGRATIONS", "PgStore", "REQUESTER_LOCK"]
 
 REQUESTER_LOCK = 0x7073_6167_656E_7401  # "psagent\x01": the fleet's requester election (a bigint key)
 MIGRATION_LOCK = 0x7073_6167_656E_7402  # "psagent\x02": schema upgrades, one member at a time

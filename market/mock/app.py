@@ -38,7 +38,7 @@ from market.mock.checker import ProofChecker
 from market.mock.faults import Fault, FaultPlan, FaultSpecError
 from market.mock.state import MarketState, Refusal
 
-__all__ = ["BASE_PATH", "TRANSPORT_KEY", "MockMarketApp"]
+__all__ = ["BASE_PATH", "MockMarketApp", "TRANSPORT_KEY"]
 
 log = logging.getLogger(__name__)
 
