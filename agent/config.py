@@ -6,12 +6,11 @@ Every knob is documented in ``config.example.toml``; keep the two in step (a tes
 the example exists here, and that each one changes what ``agent.runtime`` builds).
 
 The configuration layer is the only place environment variables are read for the agent's behaviour: besides
-``PSAGENT_<SECTION>__<KEY>``, the debug switch ``PSAGENT_DEBUG_SUBMIT_UNVERIFIED=1`` (without it
-``prover.verify_before_submit = false`` is refused: an unverified proof is never submitted), and the engine
-overrides :data:`ENGINE_OVERRIDES` (``PSAGENT_DEVICE_SPMV``, ``PSAGENT_PARAMS_TO_DEVICE``, ``PSAGENT_PTX``,
-``PSAGENT_PTX_MUL``, ``PSAGENT_CPU_THREADS``), which :func:`engine_options` folds into the one
-``gpu.options.EngineOptions`` value the engine is given (commands without a configuration file get the
-defaults and these overrides).
+``PSAGENT_<SECTION>__<KEY>`` (one scheme: the engine's switches too, e.g. ``PSAGENT_PROVER__PTX=off``), the
+debug switch ``PSAGENT_DEBUG_SUBMIT_UNVERIFIED=1`` (without it ``prover.verify_before_submit = false`` is
+refused: an unverified proof is never submitted) and the kernel cache's ``PSAGENT_NUMBA_CACHE``, which
+:func:`engine_options` folds with ``[prover]`` into the one ``gpu.options.EngineOptions`` value the engine is
+given (commands without a configuration file get the defaults and ``PSAGENT_PROVER__<KEY>``).
 """
 
 from __future__ import annotations
@@ -385,9 +384,13 @@ def _error_line(err: ValidationError, source: str) -> str:
 
 def _check_environment() -> None:
     """``PSAGENT_<SECTION>__<KEY>`` with an unknown section would be silently ignored (pydantic-settings
-    only reads the names it knows), while an unknown key in a known section is refused: refuse both."""
+    only reads the names it knows), while an unknown key in a known section is refused: refuse both, and the
+    retired engine variables (:data:`RETIRED_ENVIRONMENT`) with the name that replaced each."""
     sections = sorted(Settings.model_fields)
     for name in sorted(os.environ):
+        if name in RETIRED_ENVIRONMENT:
+            use = RETIRED_ENVIRONMENT[name]
+            raise ConfigError(f"invalid configuration in environment: {name} is no longer read: use {use}")
         if not name.startswith("PSAGENT_") or "__" not in name:
             continue
         section = name[len("PSAGENT_"):].split("__", 1)[0].lower()
@@ -427,56 +430,45 @@ def load_settings(path: Path | None = None) -> Settings:
         raise ConfigError(_error_line(exc, where)) from None
 
 
-ENGINE_OVERRIDES = (
-    "PSAGENT_DEVICE_SPMV",
-    "PSAGENT_PARAMS_TO_DEVICE",
-    "PSAGENT_PTX",
-    "PSAGENT_PTX_MUL",
-    "PSAGENT_CPU_THREADS",
-)
+# The engine variables of earlier versions, beside the configuration's own names for the same keys: refused
+# with the name to use, so that an old script is not silently ignored.
+RETIRED_ENVIRONMENT = {
+    "PSAGENT_DEVICE_SPMV": "PSAGENT_PROVER__DEVICE_SPMV=true|false",
+    "PSAGENT_PARAMS_TO_DEVICE": "PSAGENT_PROVER__PARAMS_TO_DEVICE=true|false",
+    "PSAGENT_PTX": "PSAGENT_PROVER__PTX=evenodd|cios|off",
+    "PSAGENT_PTX_MUL": "PSAGENT_PROVER__PTX=evenodd|cios",
+    "PSAGENT_CPU_THREADS": "PSAGENT_PROVER__CPU_THREADS=N",
+}
+KERNEL_CACHE_ENV = "PSAGENT_NUMBA_CACHE"  # 1: Numba's on-disk kernel cache on (agent.cli.common sets it up)
 
 
-def _switch(name: str, current: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return current
-    if value not in ("0", "1"):
-        raise ConfigError(f"invalid configuration in environment: {name}={value[:20]!r}: must be 0 or 1")
-    return value == "1"
+class _ProverFromEnvironment(BaseSettings):
+    """``[prover]`` from the environment alone (``PSAGENT_PROVER__<KEY>``), for commands without a
+    configuration file; the other sections' variables are not read here."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PSAGENT_", env_nested_delimiter="__", extra="ignore", frozen=True
+    )
+
+    prover: ProverConfig = Field(default_factory=ProverConfig)
 
 
 def engine_options(settings: Settings | None = None) -> EngineOptions:
-    """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx and cpu_threads (the defaults
-    without ``settings``), then the environment's overrides: ``PSAGENT_DEVICE_SPMV``,
-    ``PSAGENT_PARAMS_TO_DEVICE`` (0 or 1), ``PSAGENT_PTX`` (0: the PTX product off; 1: on),
-    ``PSAGENT_PTX_MUL`` (evenodd or cios), ``PSAGENT_CPU_THREADS`` (a count). ConfigError naming the
-    variable for a value that is none of those."""
-    p = settings.prover if settings is not None else ProverConfig()
-    ptx: Literal["evenodd", "cios", "off"] = p.ptx
-    mul = os.environ.get("PSAGENT_PTX_MUL")
-    if mul is not None:
-        if mul not in ("evenodd", "cios"):
-            raise ConfigError(
-                f"invalid configuration in environment: PSAGENT_PTX_MUL={mul[:20]!r}: must be evenodd or cios"
-            )
-        ptx = "cios" if mul == "cios" else "evenodd"
-    on = _switch("PSAGENT_PTX", ptx != "off")
-    if not on:
-        ptx = "off"
-    elif ptx == "off":
-        ptx = "evenodd"
-    threads = p.cpu_threads
-    env_threads = os.environ.get("PSAGENT_CPU_THREADS")
-    if env_threads is not None:
-        if not env_threads.isdigit():
-            raise ConfigError(
-                f"invalid configuration in environment: PSAGENT_CPU_THREADS={env_threads[:20]!r}: must be a "
-                "whole number >= 0"
-            )
-        threads = int(env_threads)
+    """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx and cpu_threads (without
+    ``settings``: the defaults and ``PSAGENT_PROVER__<KEY>``, as a configuration would read them; a bad value
+    is a ConfigError naming the key), and the kernel cache (``PSAGENT_NUMBA_CACHE=1``)."""
+    if settings is not None:
+        p = settings.prover
+    else:
+        _check_environment()
+        try:
+            p = _ProverFromEnvironment().prover
+        except ValidationError as exc:
+            raise ConfigError(_error_line(exc, "environment")) from None
     return EngineOptions(
-        device_spmv=_switch("PSAGENT_DEVICE_SPMV", p.device_spmv),
-        params_to_device=_switch("PSAGENT_PARAMS_TO_DEVICE", p.params_to_device),
-        ptx=ptx,
-        cpu_threads=threads,
+        device_spmv=p.device_spmv,
+        params_to_device=p.params_to_device,
+        ptx=p.ptx,
+        cpu_threads=p.cpu_threads,
+        kernel_cache=os.environ.get(KERNEL_CACHE_ENV) == "1",
     )

@@ -3,10 +3,11 @@
 :class:`EngineOptions` holds every switch the engine has. Two of them act per engine (``device_spmv``: A·w,
 B·w, C·w evaluated on the device from matrices resident on the proving key; ``params_to_device``: parameter
 files decoded straight onto the device): they are passed to the agent's engine with the rest of the record.
-Two act per process and must be set before the arithmetic is compiled (``ptx``: which Montgomery product the
-CUDA kernels inline; ``cpu_threads``: the host thread pool's width): :func:`configure` sets them once, before
-``gpu.arith``'s field modules are imported, and :func:`process` is what the arithmetic reads. The on-disk
-kernel cache is keyed by :meth:`EngineOptions.cache_tag`, because Numba's own key does not see the PTX choice.
+Three act per process and must be set before the arithmetic is compiled (``ptx``: which Montgomery product the
+CUDA kernels inline; ``cpu_threads``: the host thread pool's width; ``kernel_cache``: Numba's on-disk cache of
+compiled code, in numba's ``NUMBA_CACHE_DIR``): :func:`configure` sets them once, before ``gpu.arith``'s field
+modules are imported, and :func:`process` is what the arithmetic reads. The on-disk kernel cache is keyed by
+:meth:`EngineOptions.cache_tag`, because Numba's own key does not see the PTX choice.
 
 Defaults: ``DEVICE_PATHS`` is the one line that turns both device paths on or off by default (off until they
 have run on a GPU). Imports nothing (layer 0, beside ``gpu.placement``).
@@ -29,12 +30,16 @@ PTX_PRODUCTS: tuple[Ptx, ...] = ("evenodd", "cios", "off")
 class EngineOptions:
     """``device_spmv`` / ``params_to_device``: CUDA only (the CPU engine ignores them); ``ptx``: the CUDA
     kernels' Montgomery product (``evenodd`` split PTX, row-wise ``cios`` PTX, or ``off``: the generated limb
-    code); ``cpu_threads``: host threads for the CPU kernels (0: every CPU this process may use)."""
+    code); ``cpu_threads``: host threads for the CPU kernels (0: every CPU this process may use);
+    ``kernel_cache``: compiled code cached on disk (off by default: Numba keys a cache entry by the caching
+    function's own file, so an edit of the code it inlines would be missed; whoever turns it on gives each
+    source and setting its own directory)."""
 
     device_spmv: bool = DEVICE_PATHS
     params_to_device: bool = DEVICE_PATHS
     ptx: Ptx = "evenodd"
     cpu_threads: int = 0
+    kernel_cache: bool = False
 
     def __post_init__(self) -> None:
         if self.ptx not in PTX_PRODUCTS:
@@ -49,7 +54,8 @@ class EngineOptions:
 
     def same_process(self, other: EngineOptions) -> bool:
         """Whether ``other`` asks for the same per-process settings (the per-engine ones may differ)."""
-        return (self.ptx, self.cpu_threads) == (other.ptx, other.cpu_threads)
+        mine = (self.ptx, self.cpu_threads, self.kernel_cache)
+        return mine == (other.ptx, other.cpu_threads, other.kernel_cache)
 
 
 _process = EngineOptions()
@@ -57,7 +63,8 @@ _frozen = False  # set once the arithmetic has read the per-process options
 
 
 def configure(options: EngineOptions) -> None:
-    """Set the per-process options (``ptx``, ``cpu_threads``) before the arithmetic is compiled. Once the
+    """Set the per-process options (``ptx``, ``cpu_threads``, ``kernel_cache``) before the arithmetic is
+    compiled. Once the
     field modules were imported, a different PTX choice is refused (those kernels are compiled already)."""
     global _process
     if _frozen and options.ptx != _process.ptx:
