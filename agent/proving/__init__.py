@@ -1,9 +1,9 @@
 """The agent's proving wing: one way from input bytes to a verified proof, for every path that proves.
 
+  kind        :class:`WorkKind` — PoRep or SnapDeals, told apart in one place (for a request and a proof type)
   work        :class:`Work` — the only place input is recognised (C1, market ProofData, lotus-bench envelope,
               Snap), strictly checked, and given its kind, proof type, partitions and public inputs (once)
-  parameters  parameter file paths, the default directory, the record of checked files, development
-              parameters made here
+  parameters  parameter file paths, the record of checked files, development parameters made here
   engine      the Groth16 engine protocol and ``gpu.groth16`` behind it
   schedule    :class:`PartitionSchedule`: a proof's partitions synthesised on CPU threads ahead of the lanes
               that prove them (a bounded queue, host bytes reserved in partition order, cancel at a boundary)
