@@ -155,7 +155,11 @@ class ProverConfig(_Section):
     backend: Literal["auto", "cuda", "cpu"] = "auto"
     devices: list[Annotated[int, Field(ge=0)]] | Literal["all"] = "all"
     partition_workers: int = Field(default=1, ge=1)
-    memory_budget_gib: float = Field(default=0.0, ge=0)  # 0 = size from the device
+    # device memory the engine may allocate, key included, per device (GiB); 0 = what the device has free once
+    # the kernels have run once, less max(1 GiB, 2 %)
+    device_memory_gib: float = Field(default=0.0, ge=0)
+    # where a proof's bytes live (gpu.groth16.plan): auto = the first of resident / stream24 / stream16 that fits
+    device_layout: Literal["auto", "resident", "stream24", "stream16"] = "auto"
     # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
     params_dir: Path = Field(default_factory=default_params_dir)
     verify_before_submit: bool = True
@@ -169,6 +173,16 @@ class ProverConfig(_Section):
     params_to_device: bool = DEVICE_PATHS
     ptx: Literal["evenodd", "cios", "off"] = "evenodd"
     cpu_threads: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: object) -> object:
+        if isinstance(data, dict) and "memory_budget_gib" in data:
+            raise ValueError(
+                "memory_budget_gib is now device_memory_gib (GiB the engine may allocate, the key included; "
+                "0 = from the device)"
+            )
+        return data
 
     @field_validator("accepted_proof_types")
     @classmethod
@@ -436,7 +450,8 @@ def _switch(name: str, current: bool) -> bool:
 
 
 def engine_options(settings: Settings | None = None) -> EngineOptions:
-    """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx and cpu_threads (the defaults
+    """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx, cpu_threads, device_memory_gib
+    and device_layout (the defaults
     without ``settings``), then the environment's overrides: ``PSAGENT_DEVICE_SPMV``,
     ``PSAGENT_PARAMS_TO_DEVICE`` (0 or 1), ``PSAGENT_PTX`` (0: the PTX product off; 1: on),
     ``PSAGENT_PTX_MUL`` (evenodd or cios), ``PSAGENT_CPU_THREADS`` (a count). ConfigError naming the
@@ -469,4 +484,6 @@ def engine_options(settings: Settings | None = None) -> EngineOptions:
         params_to_device=_switch("PSAGENT_PARAMS_TO_DEVICE", p.params_to_device),
         ptx=ptx,
         cpu_threads=threads,
+        device_memory=int(p.device_memory_gib * 2**30),
+        layout=p.device_layout,
     )

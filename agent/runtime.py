@@ -177,9 +177,10 @@ def build_prover(
     cache: Path | None = None,
     list_devices: Callable[[], Sequence[Device]] | None = None,
     metrics: ProverMetrics | None = None,
+    jobs_per_device: int = 1,
 ) -> AdmittedProver:
     """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
-    slot and ``memory_budget_gib`` of budget, every partition verified unless ``verify_before_submit`` is
+    slot and its engine's device budget (``device_memory_gib``), every partition verified unless ``verify_before_submit`` is
     false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
     ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters."""
     from agent.proving.prover import AdmittedProver
@@ -191,9 +192,9 @@ def build_prover(
         pipeline,
         accepted=porep,
         accepted_update=snap,
-        device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
         verify=p.verify_before_submit,
         metrics=metrics,
+        jobs_per_device=jobs_per_device,
     )
 
 
@@ -355,7 +356,6 @@ def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, *
         build_pipeline(settings, **kw),
         accepted=[pt.name for pt in pts if not isinstance(pt, UpdateProofType)],
         accepted_update=[pt.name for pt in pts if isinstance(pt, UpdateProofType)],
-        device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
         verify=p.verify_before_submit,
         metrics=metrics,
     )

@@ -17,30 +17,41 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-__all__ = ["DEVICE_PATHS", "EngineOptions", "Ptx", "configure", "process"]
+__all__ = ["DEVICE_PATHS", "LAYOUT_NAMES", "EngineOptions", "LayoutName", "Ptx", "configure", "process"]
 
 DEVICE_PATHS = False  # device SpMV and parameters decoded on the device, by default (flip when run on a GPU)
 
 Ptx = Literal["evenodd", "cios", "off"]
 PTX_PRODUCTS: tuple[Ptx, ...] = ("evenodd", "cios", "off")
+LayoutName = Literal["auto", "resident", "stream24", "stream16"]
+LAYOUT_NAMES: tuple[LayoutName, ...] = ("auto", "resident", "stream24", "stream16")
 
 
 @dataclass(frozen=True)
 class EngineOptions:
     """``device_spmv`` / ``params_to_device``: CUDA only (the CPU engine ignores them); ``ptx``: the CUDA
     kernels' Montgomery product (``evenodd`` split PTX, row-wise ``cios`` PTX, or ``off``: the generated limb
-    code); ``cpu_threads``: host threads for the CPU kernels (0: every CPU this process may use)."""
+    code); ``cpu_threads``: host threads for the CPU kernels (0: every CPU this process may use);
+    ``device_memory``: the device bytes the engine may allocate, key included (0: the free memory once the
+    context is up and every kernel has run once, less a reserve); ``layout``: the memory layout
+    (``gpu.groth16.plan``; ``auto``: the first that fits the budget, resident before streamed)."""
 
     device_spmv: bool = DEVICE_PATHS
     params_to_device: bool = DEVICE_PATHS
     ptx: Ptx = "evenodd"
     cpu_threads: int = 0
+    device_memory: int = 0
+    layout: LayoutName = "auto"
 
     def __post_init__(self) -> None:
         if self.ptx not in PTX_PRODUCTS:
             raise ValueError(f"ptx must be one of {', '.join(PTX_PRODUCTS)}, got {self.ptx!r}")
         if self.cpu_threads < 0:
             raise ValueError(f"cpu_threads must be >= 0, got {self.cpu_threads}")
+        if self.device_memory < 0:
+            raise ValueError(f"device_memory must be >= 0 bytes, got {self.device_memory}")
+        if self.layout not in LAYOUT_NAMES:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUT_NAMES)}, got {self.layout!r}")
 
     def cache_tag(self) -> str:
         """What the compiled kernels depend on beyond the sources: ``ptx1`` (even/odd), ``ptx1-cios``,

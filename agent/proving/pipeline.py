@@ -44,7 +44,7 @@ from agent.proving.work import Work
 if TYPE_CHECKING:
     from gpu.groth16.params import Parameters
     from gpu.groth16.params_device import DeviceParameters
-    from gpu.groth16.plan import ProofSizes, Stage
+    from gpu.groth16.plan import Layout, ProofSizes, Stage
     from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
     from porep.c1 import SealCommitPhase1Output
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Circuits",
     "memory_plan_of",
+    "sizes_of",
     "PartitionResult",
     "ProofCancelled",
     "ProofPipeline",
@@ -425,7 +426,7 @@ class ProofPipeline:
             _emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
             params: Parameters | DeviceParameters
             if eng.params_to_device:
-                params = self._params_to_device(eng, path, trusted, setup)
+                params = self._params_to_device(eng, path, r1cs, trusted, setup)
             else:
                 params = self.read_params(path, not trusted)
                 if not trusted:
@@ -468,8 +469,8 @@ class ProofPipeline:
         return engines
 
     def _params_to_device(
-        self, eng: Engine, path: Path, trusted: bool, setup: dict[str, float]
-    ) -> DeviceParameters:
+        self, eng: Engine, path: Path, r1cs: R1CS, trusted: bool, setup: dict[str, float]
+    ) -> Parameters | DeviceParameters:
         """The engine's device load of ``path``. Its decoder makes no subgroup check and trusts the record, so
         a file not recorded yet gets the host reader's full check first (its arrays dropped before the load),
         exactly as the default path checks it, and is recorded once that passed."""
@@ -482,7 +483,7 @@ class ProofPipeline:
         if not self.checked.trusted(path):  # changed since the check: refuse rather than load it unchecked
             raise RuntimeError(f"{path}: changed after its point check; not loaded to the device unchecked")
         t0 = time.perf_counter()
-        params = eng.load_params(path)
+        params = eng.load_params(path, r1cs)
         setup["params_device_load"] = time.perf_counter() - t0
         return params
 
@@ -491,8 +492,10 @@ class ProofPipeline:
         return self.engines[engine].device_bytes(self.shape(pt, engine=engine).key)
 
     def job_device_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
-        """What a job reserves: one partition's proof working bytes for each partition in flight at once."""
-        return self.device_bytes(pt, engine) * self.workers
+        """What a job reserves: one partition's proof working bytes (its layout's largest phase). The lanes
+        share them: the engine holds its device for a partition's whole device part, so two partitions'
+        device buffers are never held at once."""
+        return self.device_bytes(pt, engine)
 
     def resident_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
         """Device bytes the key of ``pt`` keeps resident on engine ``engine``'s device."""
@@ -521,7 +524,9 @@ class ProofPipeline:
         setup: dict[str, float] = {}
         shape = self.shape(pt, engine=engine, setup=setup, events=events)
         lanes = max(1, min(self.workers, n))
-        per_lane = memory_bytes // lanes if memory_bytes is not None else None
+        # the engine holds its device for a partition's whole device part, so the lanes' proofs never hold
+        # device memory at once: each may use the whole grant
+        per_lane = memory_bytes
         rss_reset = _reset_peak_rss()
         results: list[PartitionResult | None] = [None] * n
         proofs: list[bytes] = [b""] * n
@@ -694,18 +699,10 @@ class ProofPipeline:
         return time.perf_counter() - t0
 
 
-def memory_plan_of(
-    pt: ProofType | UpdateProofType,
-    *,
-    cuda: bool,
-    device_spmv: bool,
-    params_to_device: bool = True,
-    cache: Path | None = None,
-) -> tuple[ProofSizes, list[Stage]]:
-    """(``gpu.groth16.plan.ProofSizes``, the plan's stages) of one proof of ``pt`` (a seal or an update proof
-    type), from the circuit template's counts: no matrix is tiled and nothing large is allocated, so a 32GiB
-    plan costs the template (recorded once, cached) and not the 7.5 GB R1CS. The same formulas as admission
-    (the engine's ``device_bytes``, ``resident_bytes``, ``host_bytes``)."""
+def sizes_of(pt: ProofType | UpdateProofType, cache: Path | None = None) -> ProofSizes:
+    """``gpu.groth16.plan.ProofSizes`` of one partition of ``pt`` (a seal or an update proof type), from the
+    circuit template's counts: no matrix is tiled and nothing large is allocated, so a 32GiB plan costs the
+    template (recorded once, cached) and not the 7.5 GB R1CS."""
     from agent.config import cache_dir
     from gpu.groth16 import plan
     from porep.snap.params import UpdateProofType
@@ -719,8 +716,27 @@ def memory_plan_of(
         from porep.circuit.partition import partition_template
 
         t = partition_template(pt, cache)
-    sizes = plan.ProofSizes.of_stats(
+    return plan.ProofSizes.of_stats(
         t.stats(), coeff_bytes=int(t.coeff[0].dtype.itemsize), table_rows=int(t.table.shape[0])
     )
-    stages = plan.memory_plan(sizes, device_spmv=device_spmv, cuda=cuda, params_to_device=params_to_device)
-    return sizes, stages
+
+
+def memory_plan_of(
+    pt: ProofType | UpdateProofType,
+    *,
+    cuda: bool,
+    device_spmv: bool,
+    params_to_device: bool = True,
+    cache: Path | None = None,
+    budget: int | None = None,
+    layout: str = "auto",
+) -> tuple[ProofSizes, Layout | None, list[Stage]]:
+    """(sizes, layout, the plan's stages) of one proof of ``pt`` on a device of ``budget`` bytes (None: no
+    limit) with ``layout`` forced or ``auto``: the decision the engine makes (``Groth16Engine.layout``), from
+    the template's counts (:func:`sizes_of`). ``cuda`` False: the CPU backend (no layout).
+    ``gpu.groth16.plan.LayoutError`` when nothing of that kind fits the budget."""
+    from gpu.groth16 import plan
+
+    sizes = sizes_of(pt, cache)
+    lay = plan.choose_layout(sizes, budget, device_spmv=device_spmv, force=layout) if cuda else None
+    return sizes, lay, plan.memory_plan(sizes, lay, params_to_device=params_to_device)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
-from agent.proving.pipeline import ProofCancelled, ProofPipeline, ProofResult
+from agent.proving.pipeline import Events, ProofCancelled, ProofPipeline, ProofResult
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work
 
@@ -70,9 +70,14 @@ class AdmittedProver:
         device_budget_bytes: int | None = None,
         verify: bool = True,
         metrics: ProverMetrics | None = None,
+        jobs_per_device: int = 1,
     ) -> None:
-        """``device_budget_bytes``: the device memory a device's proofs may reserve (config
-        prover.memory_budget_gib; None: 90 % of the device's); ``verify``: pairing-check every partition
+        """``jobs_per_device``: proofs admitted to one device at once (their synthesis overlaps; their device
+        work takes turns, so each needs its working bytes beside the resident keys only);
+        ``device_budget_bytes``: the device memory each device's proofs may hold, key included (None: each
+        engine's own budget, ``Groth16Engine.memory_budget``: prover.device_memory_gib or what the device has
+        free once its kernels have run, asked the first time a proof type is made ready); ``verify``:
+        pairing-check every partition
         (False only under the debug switch of ``prover.verify_before_submit``); ``metrics``: where proofs,
         partition stages, device use and loaded parameters are recorded (the agent's or the engine
         server's)."""
@@ -81,7 +86,11 @@ class AdmittedProver:
         if len({s.index for s in self.slots}) != len(self.slots):
             raise ValueError(f"one engine per device: got devices {[s.index for s in self.slots]}")
         budget = {s.index: device_budget_bytes for s in self.slots} if device_budget_bytes else None
-        self.admission = admission or Admission(list(self.slots), budget_bytes=budget, host=pipeline.host)
+        self.admission = admission or Admission(
+            list(self.slots), jobs_per_device=jobs_per_device, budget_bytes=budget, host=pipeline.host,
+            serialized=True,
+        )
+        self._budget_set: set[int] = set(range(len(self.slots))) if (budget or admission) else set()
         self.accepted = tuple(accepted)
         self.accepted_update = tuple(accepted_update)
         self.verify = verify
@@ -133,11 +142,35 @@ class AdmittedProver:
             self._charged.add((engine, pt.param_stem))
         return nbytes
 
-    def _ready(self, pt: ProofType | UpdateProofType) -> int:
+    def _set_budget(self, engine: int) -> None:
+        """The device budget of engine ``engine`` as the engine decides it (``memory_budget``: the configured
+        figure, or the free memory once its kernels have run once, less a reserve), asked once and before any
+        key is charged to it."""
+        with self._charge_lock:
+            if engine in self._budget_set:
+                return
+            self._budget_set.add(engine)
+            ask = getattr(self.pipeline.engines[engine], "memory_budget", None)
+            got = ask() if ask is not None else None
+            slot = self.slots[engine]
+            budget = self.admission.budgets.get(slot.index)
+            if got and budget is not None:
+                budget.total = int(got)
+                if self.metrics is not None:
+                    self.metrics.devices.set_budget(device_label(slot.index), budget.total)
+                log.info("device %s: %.2f GB of device memory for proving (key included)", slot.index, got / 1e9)
+
+    def _ready(
+        self,
+        pt: ProofType | UpdateProofType,
+        setup: dict[str, float] | None = None,
+        events: Events | None = None,
+    ) -> int:
         """``pt`` loaded and charged on every engine (a job may be granted any of them); the bytes a job
-        reserves."""
+        reserves. ``setup`` / ``events``: the loading's seconds and stage events, as ``pipeline.shape``."""
         for i in range(len(self.slots)):
-            self.pipeline.shape(pt, engine=i)
+            self._set_budget(i)
+            self.pipeline.shape(pt, engine=i, setup=setup, events=events)
             self.charge_resident(pt, i)
         if self.metrics is not None:
             self.metrics.params_loaded(pt.name, _kind_of(pt))
@@ -150,6 +183,7 @@ class AdmittedProver:
         *,
         cancel: threading.Event | None = None,
         admitted: Callable[[Grant], None] | None = None,
+        events: Events | None = None,
     ) -> Proven:
         """The proof of every partition and the pipeline's verdict (each partition pairing-checked as it was
         proven, unless ``verify`` is off). ``admitted`` is told the grant once the job has its device slot;
@@ -158,7 +192,7 @@ class AdmittedProver:
         kind = work.kind.value
         t0 = time.perf_counter()
         try:
-            result, device, setup_s = await self._prove(work, job_id, cancel, admitted)
+            result, device, setup_s = await self._prove(work, job_id, cancel, admitted, events)
         except ProofCancelled:
             if self.metrics is not None:
                 self.metrics.proof_done(kind, "cancelled", seconds=time.perf_counter() - t0)
@@ -192,13 +226,15 @@ class AdmittedProver:
         job_id: str,
         cancel: threading.Event | None,
         admitted: Callable[[Grant], None] | None,
+        events: Events | None = None,
     ) -> tuple[ProofResult, Device, float]:
         import anyio
 
         pt = work.proof_type
         self.pipeline.params_file(pt)  # a missing file is named before minutes of synthesis
         t0 = time.perf_counter()
-        nbytes = await anyio.to_thread.run_sync(self._ready, pt)
+        setup: dict[str, float] = {}
+        nbytes = await anyio.to_thread.run_sync(lambda: self._ready(pt, setup, events))
         setup_s = time.perf_counter() - t0
         async with self.admission.run_on_any(nbytes) as grant:
             if cancel is not None and cancel.is_set():
@@ -211,10 +247,24 @@ class AdmittedProver:
                 result = await anyio.to_thread.run_sync(
                     lambda: self.pipeline.prove(
                         work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify,
-                        cancel=cancel,
+                        cancel=cancel, events=events,
                     )
                 )
+        for key, seconds in setup.items():  # what loading the shape cost this call, before admission
+            result.setup.setdefault(key, seconds)
         return result, grant.device, setup_s
+
+    def prove_now(self, work: Work, job_id: str, *, events: Events | None = None) -> ProofResult:
+        """:meth:`prove` from synchronous code (``psagent prove``, ``bench e2e``): the same admission, budget
+        and pipeline as the agent's and the engine server's; the pipeline's result."""
+        import anyio
+
+        async def run() -> Proven:
+            return await self.prove(work, job_id, events=events)
+
+        proven = anyio.run(run)
+        assert proven.result is not None
+        return proven.result
 
     def _busy(self, label: str, job_id: str, kind: str, nbytes: int) -> AbstractContextManager[None]:
         if self.metrics is None:
