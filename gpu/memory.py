@@ -78,6 +78,7 @@ class Ledger:
     live: int = 0
     peak: int = 0
     allocations: int = 0
+    allocated_bytes: int = 0  # every allocation's bytes, summed (what a block allocated is a difference)
     current: str = "idle"
     phases: dict[str, PhaseFigure] = field(default_factory=dict)
     flush: Callable[[], None] | None = None  # the manager's pending-free queue, when counting on a GPU
@@ -104,6 +105,7 @@ class Ledger:
         with self._lock:
             self.live += nbytes
             self.allocations += 1
+            self.allocated_bytes += nbytes
             self.peak = max(self.peak, self.live)
             fig = self.phases.get(self.current)
             if fig is not None:

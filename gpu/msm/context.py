@@ -22,6 +22,7 @@ give identical arrays.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -441,6 +442,7 @@ def msm_bytes(n_one: np.ndarray, n_other: np.ndarray, m: int, c: int, point_byte
     return nc * max(m, 1) + nc * 3 * 4 + pass_bytes(n_one, n_other, m, c, point_bytes)[0]
 
 
+@functools.lru_cache(maxsize=4096)
 def msm_bound(m: int, point_bytes: int) -> int:
     """The most device bytes ``MSMContext.msm`` of m scalars can allocate, whatever their classes: the window
     follows the class-2 count k (``window_bits(k)``), so the bound is the largest over k <= m, taken at the
