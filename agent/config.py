@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from agent.proving.parameters import default_params_dir
 from gpu.options import DEVICE_PATHS, EngineOptions
@@ -406,11 +406,23 @@ def load_settings(path: Path | None = None) -> Settings:
             raise ConfigError(f"configuration file not found: {path}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+        except UnicodeDecodeError as exc:  # TOML is UTF-8: a Latin-1 comment, a UTF-16 editor's save
+            raise ConfigError(
+                f"invalid TOML in {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); save the file as UTF-8"
+            ) from None
         except OSError as exc:
             raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
     _check_environment()
     try:
         return Settings(**data)
+    except SettingsError as exc:  # an environment value pydantic-settings cannot decode (PSAGENT_PROVER={)
+        m = re.search(r'field "(\w+)"', str(exc))
+        name = f"PSAGENT_{m[1].upper()}" if m else "a PSAGENT_ variable"
+        raise ConfigError(
+            f"invalid configuration in environment: {name}: not a JSON value for its key (set one key at a "
+            f"time: {name}__KEY=value)"
+        ) from None
     except ValidationError as exc:
         env_keys = [k for k in os.environ if k.startswith("PSAGENT_")]
         where = source if not env_keys else f"{source} + environment"
