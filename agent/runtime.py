@@ -177,11 +177,14 @@ def build_prover(
     cache: Path | None = None,
     list_devices: Callable[[], Sequence[Device]] | None = None,
     metrics: ProverMetrics | None = None,
+    official_only: bool | None = None,
 ) -> AdmittedProver:
     """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
     slot and ``memory_budget_gib`` of budget, every partition verified unless ``verify_before_submit`` is
     false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
-    ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters."""
+    ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters;
+    ``official_only``: whether the gate refuses parameter files that are not the official ones (None: unless
+    ``allow_development_params``; the dry run and the mock market pass False)."""
     from agent.proving.prover import AdmittedProver
 
     p = settings.prover
@@ -194,6 +197,7 @@ def build_prover(
         device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
         verify=p.verify_before_submit,
         metrics=metrics,
+        official_only=not p.allow_development_params if official_only is None else official_only,
     )
 
 

@@ -70,12 +70,15 @@ class AdmittedProver:
         device_budget_bytes: int | None = None,
         verify: bool = True,
         metrics: ProverMetrics | None = None,
+        official_only: bool = False,
     ) -> None:
         """``device_budget_bytes``: the device memory a device's proofs may reserve (config
         prover.memory_budget_gib; None: 90 % of the device's); ``verify``: pairing-check every partition
         (False only under the debug switch of ``prover.verify_before_submit``); ``metrics``: where proofs,
         partition stages, device use and loaded parameters are recorded (the agent's or the engine
-        server's)."""
+        server's); ``official_only``: the warm-up refuses parameter files that are not the published ones
+        (the real market verifies against the official keys: a proof made with development parameters
+        verifies here, against the same development key, and is refused there)."""
         self.pipeline = pipeline
         self.slots: tuple[Device, ...] = tuple(e.device or CPU_SLOT for e in pipeline.engines)
         if len({s.index for s in self.slots}) != len(self.slots):
@@ -85,6 +88,7 @@ class AdmittedProver:
         self.accepted = tuple(accepted)
         self.accepted_update = tuple(accepted_update)
         self.verify = verify
+        self.official_only = official_only
         self.last: ProofResult | None = None
         self._charged: set[tuple[int, str]] = set()
         self._charge_lock = threading.Lock()
@@ -273,10 +277,13 @@ class AdmittedProver:
             log.info("warm-up: self-test proof verified on %s in %.1f s", where, seconds)
 
     def _log_verdicts(self, pt: ProofType | UpdateProofType) -> None:
-        """The gate's log line per parameter file: official, development or damaged (agent.paramfiles)."""
-        from agent.paramfiles import ParamDigests, verdict
+        """The gate's log line per parameter file: official, development or damaged (agent.paramfiles).
+        With ``official_only``, any file that is not official is refused here, before it is loaded: the
+        self-test would pass (it verifies against the same key) and every proof would then be refused by the
+        market, each missed deadline costing 50 challenge proofs."""
+        from agent.paramfiles import ParamDigests, fetch_hint, verdict
         from agent.proving.parameters import params_paths
-        from porep.official_params import DAMAGED
+        from porep.official_params import DAMAGED, OFFICIAL
 
         digests = ParamDigests(self.pipeline.cache)
         for path in params_paths(self.params_dir, pt):
@@ -284,6 +291,13 @@ class AdmittedProver:
                 v = verdict(path, digests)
                 level = logging.ERROR if v.kind == DAMAGED else logging.INFO
                 log.log(level, "parameters %s", v.line(str(path)))
+                if self.official_only and v.kind != OFFICIAL:
+                    update = "empty-sector-update" in pt.param_stem
+                    raise RuntimeError(
+                        f"{path.name} is {v.kind} ({v.reason}), not the official file: the market verifies "
+                        f"against the official keys ({fetch_hint(pt.size_label, self.params_dir, update=update, official=True)}; "
+                        "a test market only: prover.allow_development_params = true)"
+                    )
 
 
 def _gib(n: int | None) -> str:
