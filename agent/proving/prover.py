@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
-from agent.proving.pipeline import ProofCancelled, ProofPipeline, ProofResult
+from agent.progress import StageProgress
+from agent.proving.pipeline import Events, ProofCancelled, ProofPipeline, ProofResult
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["AdmittedProver", "Proven"]
 
 log = logging.getLogger(__name__)
+PROGRESS_EVERY_S = 30.0  # the log's cadence for a proof or a warm-up stage that runs longer
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ class AdmittedProver:
         self.official_only = official_only
         self.last: ProofResult | None = None
         self._charged: set[tuple[int, str]] = set()
+        self._origins: dict[str, str] = {}  # parameter stem -> its .params file's kind, as the gate found it
         self._charge_lock = threading.Lock()
         self.metrics = metrics
         if metrics is not None:
@@ -137,14 +140,14 @@ class AdmittedProver:
             self._charged.add((engine, pt.param_stem))
         return nbytes
 
-    def _ready(self, pt: ProofType | UpdateProofType) -> int:
+    def _ready(self, pt: ProofType | UpdateProofType, events: Events | None = None) -> int:
         """``pt`` loaded and charged on every engine (a job may be granted any of them); the bytes a job
-        reserves."""
+        reserves. ``events``: the loads' stage events (the warm-up's progress)."""
         for i in range(len(self.slots)):
-            self.pipeline.shape(pt, engine=i)
+            self.pipeline.shape(pt, engine=i, events=events)
             self.charge_resident(pt, i)
         if self.metrics is not None:
-            self.metrics.params_loaded(pt.name, _kind_of(pt))
+            self.metrics.params_loaded(pt.name, _kind_of(pt), self._origins.get(pt.param_stem))
         return self.pipeline.job_device_bytes(pt)
 
     async def prove(
@@ -211,19 +214,25 @@ class AdmittedProver:
                 admitted(grant)
             engine = next(i for i, s in enumerate(self.slots) if s.index == grant.device.index)
             memory = grant.nbytes if grant.nbytes > 0 else None
-            with self._busy(device_label(grant.device.index), job_id, work.kind.value, grant.nbytes):
+            # a proof of minutes says where it is every PROGRESS_EVERY_S (the log) and on the status page
+            progress = StageProgress(job_id, _say, every_s=PROGRESS_EVERY_S)
+            with self._busy(
+                device_label(grant.device.index), job_id, work.kind.value, grant.nbytes, progress.snapshot
+            ), progress:
                 result = await anyio.to_thread.run_sync(
                     lambda: self.pipeline.prove(
                         work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify,
-                        cancel=cancel,
+                        cancel=cancel, events=progress,
                     )
                 )
         return result, grant.device, setup_s
 
-    def _busy(self, label: str, job_id: str, kind: str, nbytes: int) -> AbstractContextManager[None]:
+    def _busy(
+        self, label: str, job_id: str, kind: str, nbytes: int, progress: Callable[[], dict[str, object]]
+    ) -> AbstractContextManager[None]:
         if self.metrics is None:
             return nullcontext()
-        return self.metrics.devices.busy(label, job_id, kind, nbytes)
+        return self.metrics.devices.busy(label, job_id, kind, nbytes, progress=progress)
 
     def loaded(self, pt: ProofType | UpdateProofType) -> bool:
         """Whether ``pt``'s key is loaded on every engine."""
@@ -269,7 +278,8 @@ class AdmittedProver:
         for pt, label in todo:
             t0 = time.perf_counter()
             self._log_verdicts(pt)
-            self._ready(pt)
+            with StageProgress(f"warm-up {label}", _say, every_s=PROGRESS_EVERY_S) as progress:
+                self._ready(pt, progress)
             log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
         for i, slot in enumerate(self.slots):
             seconds = self.pipeline.self_test(i)
@@ -291,6 +301,8 @@ class AdmittedProver:
                 v = verdict(path, digests)
                 level = logging.ERROR if v.kind == DAMAGED else logging.INFO
                 log.log(level, "parameters %s", v.line(str(path)))
+                if path.suffix == ".params":
+                    self._origins[pt.param_stem] = v.kind
                 if self.official_only and v.kind != OFFICIAL:
                     update = "empty-sector-update" in pt.param_stem
                     raise RuntimeError(
@@ -298,6 +310,10 @@ class AdmittedProver:
                         f"against the official keys ({fetch_hint(pt.size_label, self.params_dir, update=update, official=True)}; "
                         "a test market only: prover.allow_development_params = true)"
                     )
+
+
+def _say(text: str) -> None:
+    log.info("%s", text)
 
 
 def _gib(n: int | None) -> str:
