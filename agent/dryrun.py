@@ -129,7 +129,7 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
     prover_config = settings.prover.model_copy(update={"accepted_proof_types": [DRY_RUN_PROOF]})
     settings = settings.model_copy(update={"prover": prover_config})
     metrics = AgentMetrics()
-    # the mock market judges proofs with the development key it is given: development parameters are right here
+    # the mock market judges proofs with the development key it is given: development parameters are right
     prover = runtime.build_prover(
         settings, params_dir=params_dir, cache=cache, metrics=metrics, official_only=False
     )

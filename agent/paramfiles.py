@@ -51,7 +51,10 @@ def fetch_hint(size_label: str, directory: Path, *, update: bool = False, offici
     never for the real market (``official``: only the official files are named)."""
     if official:
         where = "" if official_dir_of(directory) is not None else f"FIL_PROOFS_PARAMETER_CACHE={directory} "
-        return f"fetch the official files: {where}lotus fetch-params {size_label} (or curio fetch-params {size_label})"
+        return (
+            f"fetch the official files: {where}lotus fetch-params {size_label} (or curio fetch-params "
+            f"{size_label})"
+        )
     if official_dir_of(directory) is not None:
         return (
             f"fetch the official files: lotus fetch-params {size_label} (or curio fetch-params "

@@ -140,7 +140,7 @@ async def request_round(
                 + ("while it was proven)" if proving else "before it was proven)"),
             )
         except TransitionError:
-            continue  # it moved meanwhile (claimed, or computed): the next round or the submit's 410 settles it
+            continue  # it moved meanwhile (claimed, computed): the next round or the submit's 410 settles it
         result.gone += 1
         log.warning("request %s: the market no longer lists it; %s", row.request_cid,
                     "stopping its proof" if proving else "not proving it")

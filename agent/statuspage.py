@@ -204,9 +204,10 @@ def render(doc: dict[str, Any]) -> str:
         if cpu:  # the CPU backend's one slot: no device memory, no budget of its own to show
             memory = "host memory"
         else:
+            peak = f", peak {escape(_gib(d['memory_peak_bytes']))}" if d["memory_peak_bytes"] else ""
             memory = (
                 f"{escape(_gib(d['memory_reserved_bytes']))} of {escape(_gib(d['memory_budget_bytes']))} "
-                "reserved" + (f", peak {escape(_gib(d['memory_peak_bytes']))}" if d["memory_peak_bytes"] else "")
+                f"reserved{peak}"
             )
         running = d.get("jobs_running", 0)
         jobs = (f"{_v(f'{key}.jobs_running', running)} running, " if running else "") + (

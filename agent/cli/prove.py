@@ -134,7 +134,8 @@ class ProgressView:
         if ev.fraction is not None:  # the per-point check's progress: the setup row shows its percentage
             task = self._tasks.get(k)
             if task is not None:
-                self.progress.update(task, description=f"{self._label(k)}: {ev.stage} {100 * ev.fraction:.0f} %…")
+                text = f"{self._label(k)}: {ev.stage} {100 * ev.fraction:.0f} %…"
+                self.progress.update(task, description=text)
             return
         task = self._tasks.get(k)
         if task is None:

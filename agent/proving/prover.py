@@ -305,9 +305,10 @@ class AdmittedProver:
                     self._origins[pt.param_stem] = v.kind
                 if self.official_only and v.kind != OFFICIAL:
                     update = "empty-sector-update" in pt.param_stem
+                    fix = fetch_hint(pt.size_label, self.params_dir, update=update, official=True)
                     raise RuntimeError(
                         f"{path.name} is {v.kind} ({v.reason}), not the official file: the market verifies "
-                        f"against the official keys ({fetch_hint(pt.size_label, self.params_dir, update=update, official=True)}; "
+                        f"against the official keys ({fix}; "
                         "a test market only: prover.allow_development_params = true)"
                     )
 

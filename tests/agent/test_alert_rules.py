@@ -43,7 +43,8 @@ def _healthy(instance: str) -> list[dict[str, str]]:
     return [
         {"series": f"up{{{labels}}}", "values": "1x90"},
         {"series": f"psagent_ready{{{labels}}}", "values": "1x90"},
-        {"series": f'psagent_submissions_total{{{labels}, kind="porep", outcome="accepted"}}', "values": "0+1x90"},
+        {"series": f'psagent_submissions_total{{{labels}, kind="porep", outcome="accepted"}}',
+         "values": "0+1x90"},
     ]
 
 
@@ -98,8 +99,8 @@ def test_no_agent_reporting_pages(promtool: str, tmp_path: Path) -> None:
                     "exp_labels": {"severity": "page", "job": "psagent"},
                     "exp_annotations": {
                         "summary": "no psagent reports psagent_ready",
-                        "description": "psagent_ready is absent for 10 minutes: no agent is scraped (check the "
-                        "scrape configuration and the hosts), or the target is not psagent.",
+                        "description": "psagent_ready is absent for 10 minutes: no agent is scraped (check "
+                        "the scrape configuration and the hosts), or the target is not psagent.",
                     },
                 }],
             }],
@@ -115,8 +116,8 @@ def test_no_agent_reporting_pages(promtool: str, tmp_path: Path) -> None:
                         "exp_labels": {"severity": "page", "job": "psagent", "instance": "gpu-3:9477"},
                         "exp_annotations": {
                             "summary": "gpu-3:9477: no psagent reports psagent_ready",
-                            "description": "psagent_ready is absent for 10 minutes: no agent is scraped (check "
-                            "the scrape configuration and the hosts), or the target is not psagent.",
+                            "description": "psagent_ready is absent for 10 minutes: no agent is scraped "
+                            "(check the scrape configuration and the hosts), or the target is not psagent.",
                         },
                     }],
                 },

@@ -405,7 +405,9 @@ def test_sector_sizes_in_every_spelling_through_one_parser(tmp_path: Path) -> No
 
 # --- P32: the operator's second day -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("command", [["status"], ["run"], ["doctor"], ["prove", "in.json"], ["engine", "serve"]])
+@pytest.mark.parametrize(
+    "command", [["status"], ["run"], ["doctor"], ["prove", "in.json"], ["engine", "serve"]]
+)
 def test_a_config_file_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, command: list[str]) -> None:
     """A Latin-1 comment (or a UTF-16 save) in the configuration was a UnicodeDecodeError traceback and exit
     1 for every command; the unit's RestartPreventExitStatus=2 then restart-looped the service."""

@@ -197,7 +197,8 @@ def _bad_configs(tmp_path: Path, port: int) -> dict[str, tuple[Path, str]]:
         ),
         # root may write /proc by its mode bits, but nothing can be made there (P32: status passed it)
         "store directory in /proc": (
-            make("proc", s="sqlite:////proc/nope/x.db"), "store.url: cannot create the store directory /proc/nope"
+            make("proc", s="sqlite:////proc/nope/x.db"),
+            "store.url: cannot create the store directory /proc/nope",
         ),
     }
 

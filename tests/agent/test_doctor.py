@@ -186,7 +186,8 @@ def test_doctor_config_checks_the_configured_proof_types(
     monkeypatch.setattr(agent.doctor, "Probes", lambda: FakeHost())
     d = tmp_path / "params"
     d.mkdir()
-    porep, snap = proof_type("StackedDrg2KiBV1_1").param_stem, update_proof_type("StackedDrg2KiBV1").param_stem
+    porep = proof_type("StackedDrg2KiBV1_1").param_stem
+    snap = update_proof_type("StackedDrg2KiBV1").param_stem
     for stem in (porep, snap):
         for ext in ("params", "vk"):
             (d / f"{stem}.{ext}").write_bytes(f"{stem}.{ext}".encode())
@@ -199,7 +200,8 @@ def test_doctor_config_checks_the_configured_proof_types(
     params = [f for f in json.loads(res.stdout)["findings"] if f["check"] == "parameters"]
     assert [f["ok"] for f in params] == [True] * 4, params
     details = " ".join(f["detail"] for f in params)
-    assert "StackedDrg2KiBV1_1 params: official" in details and "StackedDrg2KiBV1 (update) vk: official" in details
+    assert "StackedDrg2KiBV1_1 params: official" in details
+    assert "StackedDrg2KiBV1 (update) vk: official" in details
     assert "32GiB" not in details
     assert res.exit_code == 0, res.output
 

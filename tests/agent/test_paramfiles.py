@@ -315,4 +315,5 @@ def test_run_refuses_development_parameters_unless_told(tmp_path: Path) -> None:
     assert runtime.build_prover(Settings(prover=base), cache=tmp_path).official_only is True
     allowed = Settings(prover={**base, "allow_development_params": True})
     assert runtime.build_prover(allowed, cache=tmp_path).official_only is False
-    assert runtime.build_prover(Settings(prover=base), cache=tmp_path, official_only=False).official_only is False
+    dry = runtime.build_prover(Settings(prover=base), cache=tmp_path, official_only=False)
+    assert dry.official_only is False

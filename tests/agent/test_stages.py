@@ -339,8 +339,8 @@ class SlowProver:
 
     async def prove(self, work, job_id, *, cancel=None):
         import anyio
-
         from _doubles import MARK, mark_report
+
         from agent.proving.pipeline import ProofCancelled
         from agent.proving.prover import Proven
 
