@@ -434,3 +434,29 @@ def test_an_environment_table_that_is_not_json_is_one_line(tmp_path: Path, name:
     cfg.write_text("")
     line = one_line_usage_error(["status", "--config", str(cfg)], env={name: "{"})
     assert f"invalid configuration in environment: {name}: not a JSON value" in line
+
+
+def test_help_texts_keep_their_brackets() -> None:
+    """Rich reads ``[word]`` in a help text as markup and drops it: `prove -h` said "the agent's proof
+    pipeline ( of the configuration)". Every bracketed word of every command's and option's help is shown."""
+    import re
+
+    import click
+
+    def walk(cmd: click.Command, path: list[str]) -> Any:
+        yield path, cmd
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, [*path, name])
+
+    swallowed = []
+    for path, cmd in walk(typer.main.get_command(app), []):
+        shown = " ".join(runner.invoke(app, [*path, "-h"], terminal_width=200).output.split())
+        texts = [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]
+        for text in texts:
+            for word in re.findall(r"\[[a-z_.]+\]", text):
+                if word not in shown:
+                    swallowed.append((" ".join(path), word))
+    assert not swallowed, swallowed
+    prove_help = " ".join(runner.invoke(app, ["prove", "-h"]).output.split())
+    assert "the prover section of the configuration" in prove_help
