@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from agent.proving.parameters import default_params_dir
 from gpu.options import DEVICE_PATHS, EngineOptions
@@ -163,6 +163,9 @@ class ProverConfig(_Section):
     # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
     params_dir: Path = Field(default_factory=default_params_dir)
     verify_before_submit: bool = True
+    # the readiness gate opens only on the official (published-digest) parameter files: the market verifies
+    # with the official keys. true admits development files (a test market of your own; never mainnet)
+    allow_development_params: bool = False
     # what the readiness gate loads and the agent proves: seal proof names (PoRep), "snap:" + an update proof
     # name (SnapDeals); the market's mainnet work is the 32GiB pair
     accepted_proof_types: list[str] = Field(
@@ -420,11 +423,23 @@ def load_settings(path: Path | None = None) -> Settings:
             raise ConfigError(f"configuration file not found: {path}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+        except UnicodeDecodeError as exc:  # TOML is UTF-8: a Latin-1 comment, a UTF-16 editor's save
+            raise ConfigError(
+                f"invalid TOML in {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); save the file as UTF-8"
+            ) from None
         except OSError as exc:
             raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
     _check_environment()
     try:
         return Settings(**data)
+    except SettingsError as exc:  # an environment value pydantic-settings cannot decode (PSAGENT_PROVER={)
+        m = re.search(r'field "(\w+)"', str(exc))
+        name = f"PSAGENT_{m[1].upper()}" if m else "a PSAGENT_ variable"
+        raise ConfigError(
+            f"invalid configuration in environment: {name}: not a JSON value for its key (set one key at a "
+            f"time: {name}__KEY=value)"
+        ) from None
     except ValidationError as exc:
         env_keys = [k for k in os.environ if k.startswith("PSAGENT_")]
         where = source if not env_keys else f"{source} + environment"

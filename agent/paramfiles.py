@@ -45,9 +45,16 @@ def official_dir_of(path: Path) -> Path | None:
     return None
 
 
-def fetch_hint(size_label: str, directory: Path, *, update: bool = False) -> str:
+def fetch_hint(size_label: str, directory: Path, *, update: bool = False, official: bool = False) -> str:
     """What to do about missing parameters in ``directory``: fetch the official files into Filecoin's
-    directory; development ones only elsewhere (``params generate`` refuses the official directory)."""
+    directory; development ones only elsewhere (``params generate`` refuses the official directory), and
+    never for the real market (``official``: only the official files are named)."""
+    if official:
+        where = "" if official_dir_of(directory) is not None else f"FIL_PROOFS_PARAMETER_CACHE={directory} "
+        return (
+            f"fetch the official files: {where}lotus fetch-params {size_label} (or curio fetch-params "
+            f"{size_label})"
+        )
     if official_dir_of(directory) is not None:
         return (
             f"fetch the official files: lotus fetch-params {size_label} (or curio fetch-params "

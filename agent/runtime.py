@@ -178,11 +178,15 @@ def build_prover(
     list_devices: Callable[[], Sequence[Device]] | None = None,
     metrics: ProverMetrics | None = None,
     jobs_per_device: int = 1,
+    official_only: bool | None = None,
 ) -> AdmittedProver:
     """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
-    slot and its engine's device budget (``device_memory_gib``), every partition verified unless ``verify_before_submit`` is
-    false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
-    ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters."""
+    slot and its engine's device budget (``device_memory_gib``), every partition verified unless
+    ``verify_before_submit`` is false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
+    ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters;
+    ``official_only``: whether the gate refuses parameter files that are not the official ones (None: unless
+    ``allow_development_params``; the dry run and the mock market pass False); ``jobs_per_device``: proofs
+    admitted to a device at once (``bench e2e``'s steady state)."""
     from agent.proving.prover import AdmittedProver
 
     p = settings.prover
@@ -195,6 +199,7 @@ def build_prover(
         verify=p.verify_before_submit,
         metrics=metrics,
         jobs_per_device=jobs_per_device,
+        official_only=not p.allow_development_params if official_only is None else official_only,
     )
 
 

@@ -63,6 +63,7 @@ AGENT_RANK = {
     "agent.exporter": (0,),
     "agent.statuspage": (0,),
     "agent.host": (0,),
+    "agent.progress": (0,),  # stage events to lines at a cadence (duck-typed: imports nothing of ours)
     # above the configuration: the parameter files' kinds (official / development) and what `run` refuses
     # before it starts (shared with `status --config`)
     "agent.paramfiles": (0, 5),

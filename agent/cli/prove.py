@@ -132,6 +132,12 @@ class ProgressView:
 
     def __call__(self, ev: StageEvent) -> None:
         k = ev.partition
+        if ev.fraction is not None:  # the per-point check's progress: the setup row shows its percentage
+            task = self._tasks.get(k)
+            if task is not None:
+                text = f"{self._label(k)}: {ev.stage} {100 * ev.fraction:.0f} %…"
+                self.progress.update(task, description=text)
+            return
         task = self._tasks.get(k)
         if task is None:
             task = self._tasks[k] = self.progress.add_task(self._label(k), total=1)
@@ -177,22 +183,38 @@ def make_prover(
 class ProgressLog:
     """Progress without a terminal: one line on ``out`` per stage as it ends (the setup's also as they
     start: a 32GiB circuit or parameter load takes minutes), each partition's last line with the proof's time
-    left (:class:`Pace`)."""
+    left (:class:`Pace`), and, while a stage runs longer than ``every_s``, a line every ``every_s`` with its
+    time so far and the time left (:class:`agent.progress.StageProgress`: a first per-point check of the
+    parameters said nothing for 38 minutes)."""
 
     def __init__(
-        self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic
+        self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
+        every_s: float = 10.0,
     ) -> None:
+        from agent.progress import StageProgress
+
         self.partitions = partitions
         self.out = out
         self.clock = clock
         self.t0 = clock()
         self.pace = Pace(partitions, clock)
         self._lock = threading.Lock()
+        self.ticker = StageProgress("still", self._say, every_s=every_s, clock=clock)
+
+    def __enter__(self) -> ProgressLog:
+        self.ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ticker.stop()
 
     def _say(self, text: str) -> None:
         print(f"prove: {self.clock() - self.t0:7.1f} s  {text}", file=self.out or sys.stderr, flush=True)
 
     def __call__(self, ev: StageEvent) -> None:
+        self.ticker(ev)
+        if ev.fraction is not None:  # progress inside a stage: the ticker's lines say it
+            return
         with self._lock:
             if ev.partition < 0:
                 if ev.seconds is None:
@@ -228,7 +250,8 @@ def run_pipeline(prover: AdmittedProver, work: Work, *, job_id: str, live: bool)
 
     try:
         if not live:
-            return prover.prove_now(work, job_id, events=ProgressLog(work.partitions))
+            with ProgressLog(work.partitions) as progress:
+                return prover.prove_now(work, job_id, events=progress)
         with ProgressView(work.partitions, Console(stderr=True)) as view:
             return prover.prove_now(work, job_id, events=view)
     except (ValueError, FileNotFoundError, BudgetExceeded) as exc:

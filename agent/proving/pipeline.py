@@ -125,13 +125,15 @@ class Circuits:
 
 @dataclass(frozen=True)
 class StageEvent:
-    """Progress of one proof: ``seconds`` is None when ``stage`` starts, its duration when it ended."""
+    """Progress of one proof: ``seconds`` is None when ``stage`` starts, its duration when it ended;
+    ``fraction`` (seconds None): how much of the running stage is done (the per-point check says it)."""
 
     job_id: str
     partition: int
     partitions: int
     stage: str
     seconds: float | None = None
+    fraction: float | None = None
 
 
 Events = Callable[[StageEvent], None]
@@ -428,7 +430,7 @@ class ProofPipeline:
             if eng.params_to_device:
                 params = self._params_to_device(eng, path, r1cs, trusted, setup)
             else:
-                params = self.read_params(path, not trusted)
+                params = self._read_checked(path, trusted, events)
                 if not trusted:
                     self.checked.record(path)
             setup["params"] = time.perf_counter() - t0
@@ -467,6 +469,18 @@ class ProofPipeline:
                 del self._shapes[(e, pt.param_stem)]
             self._r1cs.pop(pt.param_stem, None)
         return engines
+
+    def _read_checked(self, path: Path, trusted: bool, events: Events | None) -> Parameters:
+        """The host read of ``path``, with the per-point check unless ``trusted``. The default reader checks
+        first, chunk by chunk, telling the fraction done (a first check takes minutes to tens of minutes: the
+        time left is then known), then decodes without the subgroup check (what was just checked)."""
+        if trusted or self.read_params is not read_params or events is None:
+            return self.read_params(path, not trusted)
+        from gpu.groth16.params import check_file
+
+        stage = "params (first use: point checks)"
+        check_file(path, lambda done, total: _emit(events, StageEvent("", -1, 0, stage, None, done / total)))
+        return self.read_params(path, False)
 
     def _params_to_device(
         self, eng: Engine, path: Path, r1cs: R1CS, trusted: bool, setup: dict[str, float]

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
-from agent.proving.pipeline import Events, ProofCancelled, ProofPipeline, ProofResult
+from agent.progress import StageProgress
+from agent.proving.pipeline import Events, ProofCancelled, ProofPipeline, ProofResult, StageEvent
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["AdmittedProver", "Proven"]
 
 log = logging.getLogger(__name__)
+PROGRESS_EVERY_S = 30.0  # the log's cadence for a proof or a warm-up stage that runs longer
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class AdmittedProver:
         verify: bool = True,
         metrics: ProverMetrics | None = None,
         jobs_per_device: int = 1,
+        official_only: bool = False,
     ) -> None:
         """``jobs_per_device``: proofs admitted to one device at once (their synthesis overlaps; their device
         work takes turns, so each needs its working bytes beside the resident keys only);
@@ -80,7 +83,9 @@ class AdmittedProver:
         pairing-check every partition
         (False only under the debug switch of ``prover.verify_before_submit``); ``metrics``: where proofs,
         partition stages, device use and loaded parameters are recorded (the agent's or the engine
-        server's)."""
+        server's); ``official_only``: the warm-up refuses parameter files that are not the published ones
+        (the real market verifies against the official keys: a proof made with development parameters
+        verifies here, against the same development key, and is refused there)."""
         self.pipeline = pipeline
         self.slots: tuple[Device, ...] = tuple(e.device or CPU_SLOT for e in pipeline.engines)
         if len({s.index for s in self.slots}) != len(self.slots):
@@ -94,8 +99,10 @@ class AdmittedProver:
         self.accepted = tuple(accepted)
         self.accepted_update = tuple(accepted_update)
         self.verify = verify
+        self.official_only = official_only
         self.last: ProofResult | None = None
         self._charged: set[tuple[int, str]] = set()
+        self._origins: dict[str, str] = {}  # parameter stem -> its .params file's kind, as the gate found it
         self._charge_lock = threading.Lock()
         self.metrics = metrics
         if metrics is not None:
@@ -173,7 +180,7 @@ class AdmittedProver:
             self.pipeline.shape(pt, engine=i, setup=setup, events=events)
             self.charge_resident(pt, i)
         if self.metrics is not None:
-            self.metrics.params_loaded(pt.name, _kind_of(pt))
+            self.metrics.params_loaded(pt.name, _kind_of(pt), self._origins.get(pt.param_stem))
         return self.pipeline.job_device_bytes(pt)
 
     async def prove(
@@ -243,11 +250,15 @@ class AdmittedProver:
                 admitted(grant)
             engine = next(i for i, s in enumerate(self.slots) if s.index == grant.device.index)
             memory = grant.nbytes if grant.nbytes > 0 else None
-            with self._busy(device_label(grant.device.index), job_id, work.kind.value, grant.nbytes):
+            # a proof of minutes says where it is every PROGRESS_EVERY_S (the log) and on the status page
+            progress = StageProgress(job_id, _say, every_s=PROGRESS_EVERY_S)
+            with self._busy(
+                device_label(grant.device.index), job_id, work.kind.value, grant.nbytes, progress.snapshot
+            ), progress:
                 result = await anyio.to_thread.run_sync(
                     lambda: self.pipeline.prove(
                         work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify,
-                        cancel=cancel, events=events,
+                        cancel=cancel, events=_both(progress, events),
                     )
                 )
         for key, seconds in setup.items():  # what loading the shape cost this call, before admission
@@ -266,10 +277,12 @@ class AdmittedProver:
         assert proven.result is not None
         return proven.result
 
-    def _busy(self, label: str, job_id: str, kind: str, nbytes: int) -> AbstractContextManager[None]:
+    def _busy(
+        self, label: str, job_id: str, kind: str, nbytes: int, progress: Callable[[], dict[str, object]]
+    ) -> AbstractContextManager[None]:
         if self.metrics is None:
             return nullcontext()
-        return self.metrics.devices.busy(label, job_id, kind, nbytes)
+        return self.metrics.devices.busy(label, job_id, kind, nbytes, progress=progress)
 
     def loaded(self, pt: ProofType | UpdateProofType) -> bool:
         """Whether ``pt``'s key is loaded on every engine."""
@@ -315,7 +328,8 @@ class AdmittedProver:
         for pt, label in todo:
             t0 = time.perf_counter()
             self._log_verdicts(pt)
-            self._ready(pt)
+            with StageProgress(f"warm-up {label}", _say, every_s=PROGRESS_EVERY_S) as progress:
+                self._ready(pt, events=progress)
             log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
         for i, slot in enumerate(self.slots):
             seconds = self.pipeline.self_test(i)
@@ -323,10 +337,13 @@ class AdmittedProver:
             log.info("warm-up: self-test proof verified on %s in %.1f s", where, seconds)
 
     def _log_verdicts(self, pt: ProofType | UpdateProofType) -> None:
-        """The gate's log line per parameter file: official, development or damaged (agent.paramfiles)."""
-        from agent.paramfiles import ParamDigests, verdict
+        """The gate's log line per parameter file: official, development or damaged (agent.paramfiles).
+        With ``official_only``, any file that is not official is refused here, before it is loaded: the
+        self-test would pass (it verifies against the same key) and every proof would then be refused by the
+        market, each missed deadline costing 50 challenge proofs."""
+        from agent.paramfiles import ParamDigests, fetch_hint, verdict
         from agent.proving.parameters import params_paths
-        from porep.official_params import DAMAGED
+        from porep.official_params import DAMAGED, OFFICIAL
 
         digests = ParamDigests(self.pipeline.cache)
         for path in params_paths(self.params_dir, pt):
@@ -334,6 +351,32 @@ class AdmittedProver:
                 v = verdict(path, digests)
                 level = logging.ERROR if v.kind == DAMAGED else logging.INFO
                 log.log(level, "parameters %s", v.line(str(path)))
+                if path.suffix == ".params":
+                    self._origins[pt.param_stem] = v.kind
+                if self.official_only and v.kind != OFFICIAL:
+                    update = "empty-sector-update" in pt.param_stem
+                    fix = fetch_hint(pt.size_label, self.params_dir, update=update, official=True)
+                    raise RuntimeError(
+                        f"{path.name} is {v.kind} ({v.reason}), not the official file: the market verifies "
+                        f"against the official keys ({fix}; "
+                        "a test market only: prover.allow_development_params = true)"
+                    )
+
+
+def _say(text: str) -> None:
+    log.info("%s", text)
+
+
+def _both(first: Events, second: Events | None) -> Events:
+    """One stage-event sink that tells ``first`` and then ``second`` (when there is one)."""
+    if second is None:
+        return first
+
+    def tell(ev: StageEvent) -> None:
+        first(ev)
+        second(ev)
+
+    return tell
 
 
 def _gib(n: int | None) -> str:

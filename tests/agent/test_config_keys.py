@@ -194,6 +194,7 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
     "prover.partition_workers": (3, lambda p, s: p.prover(s).pipeline.workers),
     "prover.memory_budget_gib": (2.0, lambda p, s: [b.total for b in p.prover(s).admission.budgets.values()]),
     "prover.params_dir": ("OTHER_PARAMS", lambda p, s: p.prover(s).params_dir),
+    "prover.allow_development_params": (True, lambda p, s: p.prover(s).official_only),
     "prover.accepted_proof_types": (
         ["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"], lambda p, s: p.accepted(s)
     ),
