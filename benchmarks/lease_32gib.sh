@@ -17,9 +17,9 @@
 #       bash benchmarks/lease_32gib.sh start
 # (NUMBA_DIR: the kernels the PoRep run compiled; SITE: the wheels it installed).
 #
-# P27: the proof in bounded device memory. LAYOUTS lists the e2e runs, each "LAYOUT:GIB:WARM" (the engine's
-# prover.device_layout, prover.device_memory_gib with 0 = the device's own budget, warm proofs after the cold
-# one), default "auto:0:$WARM auto:20.5:1 auto:13.4:0": the H100's own budget (the resident layout), a 24 GB
+# P27: the proof in bounded device memory. LAYOUTS lists the e2e runs, each "LAYOUT:GIB:WARM[:STEADY]" (the
+# engine's prover.device_layout, prover.device_memory_gib with 0 = the device's own budget, warm proofs after
+# the cold one, steady-state proofs INFLIGHT at a time: default $STEADY), default "auto:0:$WARM auto:20.5:1 auto:13.4:0": the H100's own budget (the resident layout), a 24 GB
 # card's (~22 GB left after its context and the kernels' local memory: stream24) and a 16 GB card's (~14.4 GB:
 # stream16). Each run is exported to export-<i> and verified; nvidia-smi samples the device's memory beside it.
 #
@@ -255,9 +255,9 @@ EOF
     fi
     PARAMS_DIR=${PARAMS_DIR:-$W/params}
     if has e2e; then
-        local spec lay gib warm i=0
+        local spec lay gib warm steady i=0
         for spec in $LAYOUTS; do
-            IFS=: read -r lay gib warm <<<"$spec"
+            IFS=: read -r lay gib warm steady <<<"$spec"
             rm -rf "$W/export-$i"
             local smi=""
             if command -v nvidia-smi >/dev/null 2>&1 && [[ $BACKEND == cuda ]]; then
@@ -267,7 +267,7 @@ EOF
             fi
             step "e2e-$i" 1500 env PSAGENT_PROVER__DEVICE_LAYOUT="$lay" PSAGENT_PROVER__DEVICE_MEMORY_GIB="$gib" \
                 "${TIMEV[@]}" "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" "${sector[@]}" \
-                --backend "$BACKEND" --params-dir "$PARAMS_DIR" --warm-runs "${warm:-0}" --steady "$STEADY" \
+                --backend "$BACKEND" --params-dir "$PARAMS_DIR" --warm-runs "${warm:-0}" --steady "${steady:-$STEADY}" \
                 --in-flight "$INFLIGHT" --plan --export "$W/export-$i" --jsonl "$W/e2e-$i.jsonl" \
                 --json-out "$W/e2e-$i.json"
             local rc=$?
@@ -278,7 +278,6 @@ EOF
                 step "verify-$i" 300 "$PY" benchmarks/verify_export.py "$W/export-$i" --c1 "$W/c1.json" \
                     --json "$W/verify-$i.json"
             fi
-            STEADY=0  # the steady state once, in the first layout's run
             i=$((i + 1))
             (( rc == 0 )) || note "e2e-$i: rc=$rc (the next layout still runs)"
         done

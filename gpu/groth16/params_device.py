@@ -210,8 +210,6 @@ def load_to_host(
     words and decoded points at a time."""
     import time
 
-    from gpu.transfer import pinned_empty
-
     t0 = time.perf_counter()
     with open(path, "rb") as f:
         if os.fstat(f.fileno()).st_size == 0:
@@ -223,30 +221,12 @@ def load_to_host(
                 out: list[np.ndarray] = []
                 with device.use():
                     bad = cuda.to_device(np.zeros(1, dtype=np.uint32))
-                    none = cuda.to_device(np.zeros(1, dtype=np.uint32))
                     for name, group in (("h", G1), ("l", G1), ("a", G1), ("b_g1", G1), ("b_g2", G2)):
                         n, pos = _read_u32(view, pos)
                         if name == "h" and (n + 1) & n:
                             raise EncodingError(f"H query has {n} points, not 2^k - 1")
-                        size = G2_UNC if group.fq2 else G1_UNC
-                        end = pos + n * size
-                        if end > len(view):
-                            raise EncodingError(f"truncated: {n} {group.name} points need {n * size} bytes")
-                        host = pinned_empty((n,) + group.affine_shape, np.uint32)
-                        step = max(1, min(chunk_points, n))
-                        d_pts = cuda.device_array((step,) + group.affine_shape, dtype=np.uint32)
-                        for lo in range(0, n, step):
-                            hi = min(n, lo + step)
-                            words = np.frombuffer(
-                                view, dtype=np.uint32, count=(hi - lo) * size // 4, offset=pos + lo * size
-                            )
-                            d_words = cuda.to_device(words.reshape(hi - lo, size // 4))
-                            decode_zcash[_blocks(hi - lo), THREADS](d_words, hi - lo, none, False, 0, d_pts, bad)
-                            d_pts[: hi - lo].copy_to_host(host[lo:hi])
-                            del d_words
-                        del d_pts
+                        host, pos = _host_section(view, pos, n, group, bad, chunk_points)
                         out.append(host)
-                        pos = end
                     nbad = int(bad.copy_to_host()[0])
                     cuda.synchronize()
             finally:
@@ -256,6 +236,30 @@ def load_to_host(
     if timings is not None:
         timings["load_s"] = time.perf_counter() - t0
     return Parameters(vk, *out)
+
+
+def _host_section(
+    view: memoryview, pos: int, n: int, group: Group, bad: Any, chunk: int
+) -> tuple[np.ndarray, int]:
+    """One section decoded on the device a chunk at a time into a page-locked host array (natural order);
+    every view of the file dies with this call (the map can then be closed)."""
+    from gpu.transfer import pinned_empty
+
+    size = G2_UNC if group.fq2 else G1_UNC
+    end = pos + n * size
+    if end > len(view):
+        raise EncodingError(f"truncated: {n} {group.name} points need {n * size} bytes")
+    host = pinned_empty((n,) + group.affine_shape, np.uint32)
+    step = max(1, min(chunk, n))
+    d_pts = cuda.device_array((step,) + group.affine_shape, dtype=np.uint32)
+    none = cuda.to_device(np.zeros(1, dtype=np.uint32))
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        words = np.frombuffer(view, dtype=np.uint32, count=(hi - lo) * size // 4, offset=pos + lo * size)
+        d_words = cuda.to_device(words.reshape(hi - lo, size // 4))
+        decode_zcash[_blocks(hi - lo), THREADS](d_words, hi - lo, none, False, 0, d_pts, bad)
+        d_pts[: hi - lo].copy_to_host(host[lo:hi])
+    return host, end
 
 
 def _section(
