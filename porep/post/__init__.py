@@ -1,0 +1,1 @@
+"""Proofs of Spacetime: WinningPoSt and WindowPoSt, the FallbackPoSt circuit (docs post.md)."""
