@@ -51,7 +51,8 @@ class PoStShape:
     def for_proof_type(pt: PoStProofType | int | str, sectors: int | None = None) -> PoStShape:
         """The circuit of ``pt`` (``sectors``: another sector count, for the tests' small shapes)."""
         t = pt if isinstance(pt, PoStProofType) else post_proof_type(pt)
-        return PoStShape(t.path_arities, t.circuit_sectors if sectors is None else sectors, t.circuit_challenges)
+        n = t.circuit_sectors if sectors is None else sectors
+        return PoStShape(t.path_arities, n, t.circuit_challenges)
 
 
 @dataclass
@@ -67,7 +68,8 @@ class SectorWitness:
 
 def blank_sector(shape: PoStShape) -> SectorWitness:
     return SectorWitness(
-        None, None, None, [None] * shape.challenges, [blank_path(shape.path_arities) for _ in range(shape.challenges)]
+        None, None, None, [None] * shape.challenges,
+        [blank_path(shape.path_arities) for _ in range(shape.challenges)],
     )
 
 
@@ -133,7 +135,8 @@ def circuit_sectors(checked: object) -> list[SectorWitness]:
         if pt.kind is PoStKind.WINNING:  # one circuit sector per inclusion proof
             out += [SectorWitness(*comm, [_int(mp.leaf)], [path_levels(mp, arities)]) for mp in mps]
         else:
-            out.append(SectorWitness(*comm, [_int(mp.leaf) for mp in mps], [path_levels(mp, arities) for mp in mps]))
+            leaves: list[int | None] = [_int(mp.leaf) for mp in mps]
+            out.append(SectorWitness(*comm, leaves, [path_levels(mp, arities) for mp in mps]))
     if not out:
         raise ValueError("a PoSt request without sectors")
     while len(out) < pt.circuit_sectors:

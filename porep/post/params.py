@@ -4,9 +4,9 @@ Two counts describe a PoSt: what the vanilla proofs carry (Curio sends one binco
 per challenged sector) and what the circuit's public parameters say (``fallback::PublicParams``: sectors per
 partition and challenges per sector). They differ for WinningPoSt: its one sector carries 66 inclusion proofs,
 but rust-fil-proofs' ``winning_post_setup_params`` shapes the circuit as 66 "sectors" of 1 challenge each
-(``param_sector_count = challenge_count / sector_count``), each repeating the sector's comm_r check. WindowPoSt
-keeps the vanilla shape: ``WINDOW_POST_SECTOR_COUNT[size]`` sectors of 10 challenges per partition (docs
-post.md §1).
+(``param_sector_count = challenge_count / sector_count``), each repeating the sector's comm_r check.
+WindowPoSt keeps the vanilla shape: ``WINDOW_POST_SECTOR_COUNT[size]`` sectors of 10 challenges per
+partition (docs post.md §1).
 
 The parameter file stem is derived here from the public parameters' ``identifier()`` (SHA-256, as
 ``parameter_cache.rs`` does) and checked in the tests against Filecoin's ``parameters.json``.
@@ -18,7 +18,7 @@ import hashlib
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
-from porep.prooftypes import GiB, KiB, MiB, PARAMETER_CACHE_VERSION, TreeShape
+from porep.prooftypes import PARAMETER_CACHE_VERSION, GiB, KiB, MiB, TreeShape
 
 __all__ = [
     "POST_PROOF_TYPES",
@@ -118,7 +118,7 @@ class PoStProofType:
 
     @property
     def circuit_challenges(self) -> int:
-        """``challenge_count`` of the circuit: challenges per circuit sector (WinningPoSt 1, WindowPoSt 10)."""
+        """``challenge_count`` of the circuit: per circuit sector (WinningPoSt 1, WindowPoSt 10)."""
         if self.kind is PoStKind.WINNING:
             return WINNING_CHALLENGES // self.circuit_sectors
         return WINDOW_CHALLENGES
@@ -184,7 +184,7 @@ def post_proof_type(proof: RegisteredPoStProof | int | str) -> PoStProofType:
 
 
 def for_kind_and_size(kind: PoStKind | str, sector_size: int) -> PoStProofType:
-    """The newest proof type of a kind and size (WindowPoSt: the V1_1 id); ValueError for a size without one."""
+    """The newest proof type of a kind and size (WindowPoSt: the V1_1 id); ValueError without one."""
     kind = PoStKind(kind)
     found = [t for t in POST_PROOF_TYPES if t.kind is kind and t.sector_size == sector_size]
     if not found:

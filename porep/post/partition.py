@@ -31,7 +31,9 @@ def post_r1cs(pt: PoStProofType | int | str, cache_dir: str | os.PathLike[str] |
     return post_pce(PoStShape.for_proof_type(_pt(pt)), cache_dir)
 
 
-def post_template(pt: PoStProofType | int | str, cache_dir: str | os.PathLike[str] | None = None) -> PartitionTemplate:
+def post_template(
+    pt: PoStProofType | int | str, cache_dir: str | os.PathLike[str] | None = None
+) -> PartitionTemplate:
     """The recorded sector of ``pt``'s circuit: ``stats()`` gives the counts without tiling."""
     from porep.post.pce import cached_template, record
 

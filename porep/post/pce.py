@@ -50,6 +50,6 @@ def cached_template(shape: PoStShape, cache_dir: str | os.PathLike[str]) -> Part
 
 
 def post_pce(shape: PoStShape, cache_dir: str | os.PathLike[str] | None = None) -> R1CS:
-    """The R1CS (compact matrices) of ``shape``: tiled from the cached template when ``cache_dir`` is given."""
+    """The R1CS (compact matrices) of ``shape``: tiled from the cached template with ``cache_dir``."""
     t = cached_template(shape, cache_dir) if cache_dir is not None else record(shape)
     return t.r1cs()

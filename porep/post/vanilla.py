@@ -1,5 +1,5 @@
-"""Vanilla PoSt proofs of sealed sectors (``generate_single_vanilla_proof``; docs post.md §3): what Curio's PoSt
-tasks make from the sealed replica before they call the engine, for sector sizes whose tree R_last is one
+"""Vanilla PoSt proofs of sealed sectors (``generate_single_vanilla_proof``; docs post.md §3): what Curio's
+PoSt tasks make from the sealed replica before they call the engine, for sector sizes whose tree R_last is one
 tree (8-0-0: 2KiB, 8MiB, 512MiB). The engine's tests and the long suite prove requests made here from real
 sealed sectors (the fixtures' rust-fil-proofs and venus ones).
 """
@@ -43,19 +43,25 @@ class SealedReplica:
         return hash2(self.comm_c, self.comm_r_last)
 
 
-def sector_proof(pt: PoStProofType, sector: SealedReplica, challenges: Sequence[int]) -> FallbackPoStSectorProof:
+def sector_proof(
+    pt: PoStProofType, sector: SealedReplica, challenges: Sequence[int]
+) -> FallbackPoStSectorProof:
     """The vanilla proof of ``sector`` for ``challenges`` (leaf indices)."""
     if pt.tree.sub or pt.tree.top:
         raise ValueError(f"{pt.size_label}: only single-tree (8-0-0) sectors are built here")
     if len(sector.replica) != pt.sector_size:
-        raise ValueError(f"the replica is {len(sector.replica)} bytes, a {pt.size_label} sector is {pt.sector_size}")
+        raise ValueError(
+            f"the replica is {len(sector.replica)} bytes, a {pt.size_label} sector is {pt.sector_size}"
+        )
     tree = sector.tree()
     sibs, pos = tree.path_arrays(list(challenges))
     leaves = tree.leaves
     proofs = tuple(
         MerkleProof(
             SINGLE, tree.root, leaves[c].tobytes(),
-            tuple(PathElement(tuple(s.tobytes() for s in sibs[k, h]), int(pos[k, h])) for h in range(tree.depth)),
+            tuple(
+                PathElement(tuple(s.tobytes() for s in sibs[k, h]), int(pos[k, h])) for h in range(tree.depth)
+            ),
         )
         for k, c in enumerate(challenges)
     )

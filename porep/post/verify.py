@@ -1,5 +1,5 @@
-"""Strict vanilla check of a PoSt request: everything rust-fil-proofs' ``FallbackPoSt::verify`` checks, and what
-the circuit needs beyond it (docs post.md §4).
+"""Strict vanilla check of a PoSt request: everything rust-fil-proofs' ``FallbackPoSt::verify`` checks, and
+what the circuit needs beyond it (docs post.md §4).
 
 Rust checks, per sector: comm_r = H2(comm_c, the root of inclusion proof 0), the number of inclusion proofs,
 every root equal to that one, the path length, and that each path hashes to its root and proves the
@@ -36,7 +36,7 @@ _Fail = Callable[[str, str, "int | None"], None]
 CHECKS: dict[str, str] = {
     "header.proof_type": "registered_proof is a RegisteredPoStProof id (0..14) of the requested kind",
     "header.randomness": "the randomness is 32 bytes, a canonical Fr element",
-    "header.partition": "WinningPoSt has partition 0 only; a WindowPoSt partition index fits its sector indices",
+    "header.partition": "WinningPoSt has partition 0 only; a WindowPoSt partition index fits sector indices",
     "header.sectors": "WinningPoSt: one sector proof; WindowPoSt: 1 to the partition's sector count",
     "header.sector_ids": "no sector appears twice in a partition",
     "header.public": "the sectors and comm_r values are the ones the caller expects",
@@ -119,7 +119,9 @@ def sector_index(pt: PoStProofType, partition_index: int, i: int) -> int:
     return partition_index * pt.circuit_sectors + i
 
 
-def challenges_of(pt: PoStProofType, randomness: bytes, partition_index: int, i: int, sector_id: int) -> list[int]:
+def challenges_of(
+    pt: PoStProofType, randomness: bytes, partition_index: int, i: int, sector_id: int
+) -> list[int]:
     """The challenged leaves the ``i``-th vanilla sector proof of a request must prove."""
     return sector_leaf_challenges(
         randomness, sector_id, pt.nodes, api_version=pt.api_version,
@@ -136,9 +138,9 @@ def check_post(
     kind: PoStKind | None = None,
     expected: Sequence[tuple[int, bytes]] | None = None,
 ) -> PoStReport:
-    """Check a request's vanilla proofs (bincode bytes as Curio sends them, or decoded); ``kind``: the kind the
-    request claims (its ``proof_kind``), ``expected``: the (sector id, comm_r) pairs the caller knows from the
-    chain, in order. Every failure is reported, not only the first."""
+    """Check a request's vanilla proofs (bincode bytes as Curio sends them, or decoded); ``kind``: the kind
+    the request claims (its ``proof_kind``), ``expected``: the (sector id, comm_r) pairs the caller knows
+    from the chain, in order. Every failure is reported, not only the first."""
     try:
         pt = proof_type if isinstance(proof_type, PoStProofType) else post_proof_type(proof_type)
     except ValueError as exc:
@@ -146,13 +148,14 @@ def check_post(
     report = PoStReport(pt)
     fails = report.failures
     if kind is not None and pt.kind is not kind:
-        fails.append(Failure("header.proof_type", f"{pt.name} is a {pt.kind.value} PoSt, the request is {kind.value}"))
+        why = f"{pt.name} is a {pt.kind.value} PoSt, the request is {kind.value}"
+        fails.append(Failure("header.proof_type", why))
     rand_ok = _canonical(bytes(randomness))
     if not rand_ok:
         fails.append(Failure(
             "header.randomness",
-            f"randomness ({len(randomness)} bytes) is not a canonical 32-byte Fr element (Curio masks the top "
-            "two bits of the chain randomness)",
+            f"randomness ({len(randomness)} bytes) is not a canonical 32-byte Fr element (Curio masks the "
+            "top two bits of the chain randomness)",
         ))
     if pt.kind is PoStKind.WINNING and partition_index != 0:
         fails.append(Failure("header.partition", f"partition index {partition_index}: WinningPoSt has one"))
@@ -229,7 +232,8 @@ class _SectorCheck:
         if len(sp.inclusion_proofs) != pt.vanilla_challenges:
             fail(
                 "shape.challenges",
-                f"{len(sp.inclusion_proofs)} inclusion proofs, a {pt.name} sector has {pt.vanilla_challenges}",
+                f"{len(sp.inclusion_proofs)} inclusion proofs, a {pt.name} sector has "
+                f"{pt.vanilla_challenges}",
                 None,
             )
         segs = _segments(pt)
@@ -247,12 +251,13 @@ class _SectorCheck:
         leaves, roots, segs = _arrays(mps)
         n = len(mps)
         flat = np.concatenate(
-            [leaves.reshape(n, 1, NODE), roots.reshape(n, 1, NODE)] + [s[0].reshape(n, -1, NODE) for s in segs],
+            [leaves.reshape(n, 1, NODE), roots.reshape(n, 1, NODE)]
+            + [s[0].reshape(n, -1, NODE) for s in segs],
             axis=1,
         )
         canon = _canonical_mask(np.ascontiguousarray(flat).view("<u4").reshape(n, -1, 8)).all(axis=1)
-        for row in np.nonzero(~canon)[0]:
-            fail("values.tree_r", "a root, leaf or sibling is not a canonical Fr element", good[row])
+        for bad in np.nonzero(~canon)[0]:
+            fail("values.tree_r", "a root, leaf or sibling is not a canonical Fr element", good[int(bad)])
         pos_ok = np.ones(n, dtype=bool)
         for (_, index), (arity, _) in zip(segs, _segments(self.pt), strict=True):
             pos_ok &= (index < arity).all(axis=1)
@@ -264,7 +269,8 @@ class _SectorCheck:
             elif self.challenges is not None and j < len(self.challenges):
                 got = mp.path_index(_seg_arities(self.pt))
                 if got != self.challenges[j]:
-                    fail("tree_r.index", f"the path proves leaf {got}, the challenge is {self.challenges[j]}", j)
+                    why = f"the path proves leaf {got}, the challenge is {self.challenges[j]}"
+                    fail("tree_r.index", why, j)
         run = canon & pos_ok
         if not run.any():
             return
@@ -272,9 +278,9 @@ class _SectorCheck:
         computed = roots_from_paths(
             "poseidon", leaves[sel], [(h[sel], ix[sel].astype(np.int64)) for h, ix in segs]
         )
-        for row, got in zip(sel, computed, strict=True):
-            if got.tobytes() != roots[row].tobytes():
-                fail("tree_r.path", "the path does not hash to its root", good[row])
+        for at, got in zip(sel, computed, strict=True):
+            if got.tobytes() != roots[at].tobytes():
+                fail("tree_r.path", "the path does not hash to its root", good[int(at)])
 
 
 def _seg_arities(pt: PoStProofType) -> tuple[int, ...]:

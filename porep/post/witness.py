@@ -61,7 +61,8 @@ def layout(shape: PoStShape) -> Layout:
     per_challenge = 1 + off
     head = HEAD_AUX + constraint_count(2)
     challenge = tuple(head + j * per_challenge for j in range(shape.challenges))
-    return Layout(shape, HEAD_AUX, challenge, tuple(levels), per_challenge, head + shape.challenges * per_challenge)
+    per_sector = head + shape.challenges * per_challenge
+    return Layout(shape, HEAD_AUX, challenge, tuple(levels), per_challenge, per_sector)
 
 
 def _le(values: list[int]) -> np.ndarray:
@@ -107,7 +108,8 @@ def assignment(shape: PoStShape, sectors: list[SectorWitness], out: np.ndarray |
     base = a0 + lay.per_sector * np.arange(n, dtype=np.int64)
     head = _le([x for w in own for x in (w.comm_r_last, w.comm_c, w.comm_r)]).reshape(n, HEAD_AUX, 8)  # type: ignore[misc]
     out[(base[:, None] + np.arange(HEAD_AUX)).reshape(-1)] = head.reshape(-1, 8)
-    mont = fr_to_mont(np.ascontiguousarray(head[:, [1, 0]]).reshape(-1, 8)).reshape(n, 2, 8)  # (comm_c, comm_r_last)
+    pair = np.ascontiguousarray(head[:, [1, 0]])  # (comm_c, comm_r_last)
+    mont = fr_to_mont(pair.reshape(-1, 8)).reshape(n, 2, 8)
     h2 = poseidon_witness_mont(mont)
     rows = (base[:, None] + lay.hash2 + np.arange(h2.shape[1])).reshape(-1)
     out[rows] = fr_from_mont(np.ascontiguousarray(h2).reshape(-1, 8))
