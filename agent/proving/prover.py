@@ -28,10 +28,11 @@ from agent.proving.work import Work
 
 if TYPE_CHECKING:
     from gpu.device import Device
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
-__all__ = ["AdmittedProver", "Proven"]
+__all__ = ["AdmittedProver", "NotLendable", "Proven"]
 
 log = logging.getLogger(__name__)
 
@@ -48,17 +49,25 @@ class Proven:
     setup_s: float = 0.0
 
 
-def _kind_of(pt: ProofType | UpdateProofType) -> str:
+def _kind_of(pt: ProofType | UpdateProofType | PoStProofType) -> str:
     """The metrics' kind label of a proof type's parameters."""
+    from porep.post.params import PoStProofType
     from porep.snap.params import UpdateProofType
 
+    if isinstance(pt, PoStProofType):
+        return f"{pt.kind.value}-post"
     return "snap" if isinstance(pt, UpdateProofType) else "porep"
+
+
+class NotLendable(RuntimeError):
+    """A lent grant is smaller than what the job needs: it must wait for a slot of its own."""
 
 
 class AdmittedProver:
     """``pipeline`` behind admission. ``accepted``: the PoRep proof types the readiness gate loads before the
     first ask; ``accepted_update``: the SnapDeals update proof types it loads too (``RegisteredUpdateProof``
-    names: a separate list, since "StackedDrg2KiBV1" names both a seal and an update proof)."""
+    names: a separate list, since "StackedDrg2KiBV1" names both a seal and an update proof);
+    ``accepted_post``: the PoSt proof types it loads (``RegisteredPoStProof`` names; the engine's)."""
 
     def __init__(
         self,
@@ -66,6 +75,7 @@ class AdmittedProver:
         *,
         accepted: Sequence[str] = (),
         accepted_update: Sequence[str] = (),
+        accepted_post: Sequence[str] = (),
         admission: Admission | None = None,
         device_budget_bytes: int | None = None,
         verify: bool = True,
@@ -84,6 +94,7 @@ class AdmittedProver:
         self.admission = admission or Admission(list(self.slots), budget_bytes=budget, host=pipeline.host)
         self.accepted = tuple(accepted)
         self.accepted_update = tuple(accepted_update)
+        self.accepted_post = tuple(accepted_post)
         self.verify = verify
         self.last: ProofResult | None = None
         self._charged: set[tuple[int, str]] = set()
@@ -111,7 +122,7 @@ class AdmittedProver:
     def params_dir(self) -> Path:
         return self.pipeline.params_dir
 
-    def charge_resident(self, pt: ProofType | UpdateProofType, engine: int) -> int:
+    def charge_resident(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int) -> int:
         """Take the resident bytes of ``pt``'s key on ``engine`` off that device's budget, once per key: they
         occupy the device for every job, so they belong to no job's reservation. Returns the bytes charged
         now (0 when already charged); BudgetExceeded when nothing would be left."""
@@ -133,7 +144,7 @@ class AdmittedProver:
             self._charged.add((engine, pt.param_stem))
         return nbytes
 
-    def _ready(self, pt: ProofType | UpdateProofType) -> int:
+    def _ready(self, pt: ProofType | UpdateProofType | PoStProofType) -> int:
         """``pt`` loaded and charged on every engine (a job may be granted any of them); the bytes a job
         reserves."""
         for i in range(len(self.slots)):
@@ -150,15 +161,20 @@ class AdmittedProver:
         *,
         cancel: threading.Event | None = None,
         admitted: Callable[[Grant], None] | None = None,
+        turn: Callable[[Device], AbstractContextManager[object]] | None = None,
+        lent: Grant | None = None,
     ) -> Proven:
         """The proof of every partition and the pipeline's verdict (each partition pairing-checked as it was
         proven, unless ``verify`` is off). ``admitted`` is told the grant once the job has its device slot;
         ``cancel`` set: :class:`~agent.proving.pipeline.ProofCancelled` before admission's grant is used, or
-        at the pipeline's next partition boundary (the slot is free once this returns)."""
+        at the pipeline's next partition boundary (the slot is free once this returns). ``turn(device)``: a
+        context entered around each partition's prove call (the engine's priority turns). ``lent``: run on
+        another job's grant (its device and bytes, the engine's scheduler lends them while that job waits at
+        a partition boundary) instead of admission's; :class:`NotLendable` when the job needs more bytes."""
         kind = work.kind.value
         t0 = time.perf_counter()
         try:
-            result, device, setup_s = await self._prove(work, job_id, cancel, admitted)
+            result, device, setup_s = await self._prove(work, job_id, cancel, admitted, turn, lent)
         except ProofCancelled:
             if self.metrics is not None:
                 self.metrics.proof_done(kind, "cancelled", seconds=time.perf_counter() - t0)
@@ -192,6 +208,8 @@ class AdmittedProver:
         job_id: str,
         cancel: threading.Event | None,
         admitted: Callable[[Grant], None] | None,
+        turn: Callable[[Device], AbstractContextManager[object]] | None = None,
+        lent: Grant | None = None,
     ) -> tuple[ProofResult, Device, float]:
         import anyio
 
@@ -200,20 +218,29 @@ class AdmittedProver:
         t0 = time.perf_counter()
         nbytes = await anyio.to_thread.run_sync(self._ready, pt)
         setup_s = time.perf_counter() - t0
-        async with self.admission.run_on_any(nbytes) as grant:
+
+        async def run(grant: Grant) -> ProofResult:
             if cancel is not None and cancel.is_set():
                 raise ProofCancelled(f"{job_id}: cancelled before it started")
             if admitted is not None:
                 admitted(grant)
             engine = next(i for i, s in enumerate(self.slots) if s.index == grant.device.index)
             memory = grant.nbytes if grant.nbytes > 0 else None
+            device_turn = (lambda: turn(grant.device)) if turn is not None else None
             with self._busy(device_label(grant.device.index), job_id, work.kind.value, grant.nbytes):
-                result = await anyio.to_thread.run_sync(
+                return await anyio.to_thread.run_sync(
                     lambda: self.pipeline.prove(
                         work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify,
-                        cancel=cancel,
+                        cancel=cancel, device_turn=device_turn,
                     )
                 )
+
+        if lent is not None:
+            if nbytes > lent.nbytes:
+                raise NotLendable(f"{job_id}: needs {nbytes} device bytes, the lent grant has {lent.nbytes}")
+            return await run(lent), lent.device, setup_s
+        async with self.admission.run_on_any(nbytes) as grant:
+            result = await run(grant)
         return result, grant.device, setup_s
 
     def _busy(self, label: str, job_id: str, kind: str, nbytes: int) -> AbstractContextManager[None]:
@@ -221,11 +248,11 @@ class AdmittedProver:
             return nullcontext()
         return self.metrics.devices.busy(label, job_id, kind, nbytes)
 
-    def loaded(self, pt: ProofType | UpdateProofType) -> bool:
+    def loaded(self, pt: ProofType | UpdateProofType | PoStProofType) -> bool:
         """Whether ``pt``'s key is loaded on every engine."""
         return all(self.pipeline.loaded(pt, i) for i in range(len(self.slots)))
 
-    async def preload(self, pt: ProofType | UpdateProofType) -> float:
+    async def preload(self, pt: ProofType | UpdateProofType | PoStProofType) -> float:
         """Load ``pt``'s parameters and key on every engine now (what a first proof would do); seconds."""
         import anyio
 
@@ -234,7 +261,7 @@ class AdmittedProver:
         await anyio.to_thread.run_sync(self._ready, pt)
         return time.perf_counter() - t0
 
-    def evict(self, pt: ProofType | UpdateProofType) -> int:
+    def evict(self, pt: ProofType | UpdateProofType | PoStProofType) -> int:
         """Drop ``pt``'s key from every engine and give its resident bytes back to the devices' budgets;
         the bytes freed (0 when it was not loaded)."""
         freed = 0
@@ -257,11 +284,15 @@ class AdmittedProver:
         """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and
         loaded on every engine, then a self-test proof verified on each. Raises with the reason when any of
         it fails."""
+        from porep.post.params import post_proof_type
         from porep.prooftypes import proof_type
         from porep.snap.params import update_proof_type
 
-        todo: list[tuple[ProofType | UpdateProofType, str]] = [(proof_type(n), n) for n in self.accepted]
+        todo: list[tuple[ProofType | UpdateProofType | PoStProofType, str]] = [
+            (proof_type(n), n) for n in self.accepted
+        ]
         todo += [(update_proof_type(n), f"{n} (update)") for n in self.accepted_update]
+        todo += [(post_proof_type(n), n) for n in self.accepted_post]
         for pt, label in todo:
             t0 = time.perf_counter()
             self._log_verdicts(pt)
@@ -272,7 +303,7 @@ class AdmittedProver:
             where = self.backend if slot is CPU_SLOT else f"{self.backend} device {slot.index}"
             log.info("warm-up: self-test proof verified on %s in %.1f s", where, seconds)
 
-    def _log_verdicts(self, pt: ProofType | UpdateProofType) -> None:
+    def _log_verdicts(self, pt: ProofType | UpdateProofType | PoStProofType) -> None:
         """The gate's log line per parameter file: official, development or damaged (agent.paramfiles)."""
         from agent.paramfiles import ParamDigests, verdict
         from agent.proving.parameters import params_paths
