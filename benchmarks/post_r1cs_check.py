@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""P31: Curio's golden 32GiB vanilla PoSt proof, through the strict check and the vectorised witness, satisfies
-the whole 32GiB WindowPoSt R1CS (every one of its 125,279,217 rows), on the CPU, in bounded memory.
+"""P31: Curio's golden 32GiB vanilla PoSt proof, through the strict check and the vectorised witness,
+satisfies the whole 32GiB WindowPoSt R1CS (every one of its 125,279,217 rows), on the CPU, in bounded memory.
 
     python benchmarks/post_r1cs_check.py [--fixtures ../shared/fixtures] [--cache-dir D] [--proof-type 8]
         [--mutate] [--rows-per-chunk N]
@@ -83,14 +83,14 @@ def main() -> int:
     a.cache_dir.mkdir(parents=True, exist_ok=True)
     r1cs, dt, cpu = _timed(post_r1cs, pt, a.cache_dir)
     nnz = (r1cs.a.nnz, r1cs.b.nnz, r1cs.c.nnz)
-    _line(f"R1CS (PCE: one sector recorded or loaded, {pt.circuit_sectors} tiled): {dt:.2f} s wall, {cpu:.2f} s "
-          f"CPU; rows {r1cs.num_constraints:,} (+{r1cs.num_inputs:,} input rows), aux {r1cs.num_aux:,}, nnz "
-          f"{nnz[0]:,} / {nnz[1]:,} / {nnz[2]:,}; RSS {_now_rss_gib():.2f} GiB")
+    _line(f"R1CS (PCE: one sector recorded or loaded, {pt.circuit_sectors} tiled): {dt:.2f} s wall, "
+          f"{cpu:.2f} s CPU; rows {r1cs.num_constraints:,} (+{r1cs.num_inputs:,} input rows), aux "
+          f"{r1cs.num_aux:,}, nnz {nnz[0]:,} / {nnz[1]:,} / {nnz[2]:,}; RSS {_now_rss_gib():.2f} GiB")
 
     buf = np.empty((r1cs.num_vars, 8), np.uint32)
     _, t_w, c_w = _timed(post_assignment, checked, out=buf)
-    _line(f"witness (1 sector + {pt.circuit_sectors - 1} padding copies): {t_w:.2f} s wall / {c_w:.2f} s CPU; "
-          f"RSS {_now_rss_gib():.2f} GiB")
+    _line(f"witness (1 sector + {pt.circuit_sectors - 1} padding copies): {t_w:.2f} s wall / {c_w:.2f} s "
+          f"CPU; RSS {_now_rss_gib():.2f} GiB")
     xs = post_public_inputs(checked)
     got = fr_to_ints(buf[1 : r1cs.num_inputs])
     same = list(got) == xs

@@ -10,8 +10,8 @@ so a violation fails even if it sits in code no other test executes:
 * inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
   < the parameter files' kinds and the preflight checks < the proving wing (agent.proving: work/engine
   < verifier < pipeline < prover) < the request stages, requester and fleet < the service and the proving
-  engine's (agent.cuzk: request/metrics/scheduler/stubs < jobs < server) < the composition root (agent.runtime) < the
-  dry run and doctor < the CLI;
+  engine's (agent.cuzk: request/metrics/scheduler/stubs < jobs < server) < the composition root
+  (agent.runtime) < the dry run and doctor < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -96,9 +96,9 @@ AGENT_RANK = {
 # gpu.files (whole-or-nothing files, imports nothing) serves porep's caches too: one helper for both layers
 PUBLIC_GPU_FOR_POREP = ("gpu.arith", "gpu.files")
 PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.files", "gpu.groth16.r1cs", "gpu.groth16.prover")
-# the circuits: the StackedDRG one, the SnapDeals update circuit's and the FallbackPoSt circuit's recorders (their
-# matrices are an R1CS) and seams (porep.snap.partition / porep.post.partition answer the proof pipeline with
-# those matrices)
+# the circuits: the StackedDRG one, the SnapDeals update circuit's and the FallbackPoSt circuit's recorders
+# (their matrices are an R1CS) and seams (porep.snap.partition / porep.post.partition answer the proof
+# pipeline with those matrices)
 CIRCUIT_MODULES = (
     "porep.circuit", "porep.snap.pce", "porep.snap.partition", "porep.post.pce", "porep.post.partition"
 )
