@@ -66,7 +66,9 @@ async def test_real_2kib_winning_and_window_post_through_prove(fixtures_dir: Pat
             stub = pb_grpc.ProvingEngineStub(channel)
             verifier = HostVerifier(params_dir)  # reads the .vk files: not the engine's keys in memory
             win = post_request(post_proof_type(0), RANDOMNESS, [s255])
-            requests = [("winning", winning_message(win), Work.from_post(0, RANDOMNESS, win, winning=True))]
+            wwork = Work.from_post(0, RANDOMNESS, win, winning=True)
+            requests = [("winning", winning_message(win), wwork)]
+            requests.append(("winning again (warm)", winning_message(win), wwork))
             for registered, partition in ((10, 0), (5, 3)):
                 wd = post_request(post_proof_type(registered), RANDOMNESS, venus, partition)
                 work = Work.from_post(registered, RANDOMNESS, wd, partition_index=partition, winning=False)
@@ -89,7 +91,7 @@ async def test_real_2kib_winning_and_window_post_through_prove(fixtures_dir: Pat
                                   timeout=60)).result
             assert r.status == pb.AwaitProofResponse.FAILED and "tree_r.index" in r.error_message
             status = await stub.GetStatus(pb.GetStatusRequest())
-            assert (status.total_proofs_completed, status.total_proofs_failed) == (3, 1)
+            assert (status.total_proofs_completed, status.total_proofs_failed) == (4, 1)
             assert sorted(s.circuit_id for s in status.loaded_srs) == ["winning-2k", "wpost-2k"]
     finally:
         stop.set()
