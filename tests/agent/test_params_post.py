@@ -35,7 +35,7 @@ def test_bad_combinations_exit_2(args: list[str], says: str, tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("post", "pid"), [("winning", 0), ("window", 10)])
 def test_the_file_is_named_after_the_circuit(post: str, pid: int, tmp_path: Path) -> None:
-    """The stem is the official one (docs/post.md §7): an existing file of that name is named, nothing built."""
+    """The stem is the official one (docs/post.md §7): a file of that name is named, nothing is built."""
     out = tmp_path / "p"
     out.mkdir()
     stem = post_proof_type(pid).param_stem
