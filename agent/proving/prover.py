@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
@@ -226,12 +226,13 @@ class AdmittedProver:
                 admitted(grant)
             engine = next(i for i, s in enumerate(self.slots) if s.index == grant.device.index)
             memory = grant.nbytes if grant.nbytes > 0 else None
-            device_turn = (lambda: turn(grant.device)) if turn is not None else None
+            # the engine's turns; not passed otherwise (pipeline doubles of the agent's tests predate them)
+            extra: dict[str, Any] = {"device_turn": lambda: turn(grant.device)} if turn is not None else {}
             with self._busy(device_label(grant.device.index), job_id, work.kind.value, grant.nbytes):
                 return await anyio.to_thread.run_sync(
                     lambda: self.pipeline.prove(
                         work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify,
-                        cancel=cancel, device_turn=device_turn,
+                        cancel=cancel, **extra,
                     )
                 )
 
