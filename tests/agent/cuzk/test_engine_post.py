@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from _doubles import ReferenceEngine, ToyCircuit, toy_r1cs
 from _engine import running_engine
+from _engine_post import RANDOMNESS, replicas, window_message, winning_message
 
 from agent.cuzk import proving_pb2 as pb
 from agent.proving.pipeline import Circuits, ProofPipeline
@@ -24,47 +25,10 @@ from gpu.groth16 import reference
 from porep.post.params import post_proof_type
 from porep.post.partition import post_public_inputs
 from porep.post.proof import decode_sector_proof
-from porep.post.vanilla import SealedReplica, post_request
+from porep.post.vanilla import post_request
 
 pytestmark = pytest.mark.anyio
 COMPLETED, FAILED = pb.AwaitProofResponse.COMPLETED, pb.AwaitProofResponse.FAILED
-RANDOMNESS = bytes(range(100, 131)) + bytes([131 & 0x3F])
-
-
-def _replicas(fixtures_dir: Path) -> tuple[SealedReplica, list[SealedReplica]]:
-    d = fixtures_dir / "rust-fil-proofs" / "winning_post"
-    s255 = SealedReplica(255, (d / ".tmp9BsHuZ").read_bytes(), (d / ".tmp0dbYDb" / "p_aux").read_bytes()[:32])
-    v = fixtures_dir / "venus-genesis-sectors"
-    venus = [SealedReplica(i, (v / "sealed" / f"s-t0106-{i}").read_bytes(),
-                           (v / "cache" / f"s-t0106-{i}" / "p_aux").read_bytes()[:32]) for i in (0, 1)]
-    return s255, venus
-
-
-def winning_message(
-    vanilla: list[bytes], rid: str = "winpost-1000-64656667", **over: Any
-) -> pb.SubmitProofRequest:
-    """As Curio's WinningPoStCuzk builds it (CRITICAL, the sector size, the miner, the randomness)."""
-    fields: dict[str, Any] = {
-        "request_id": rid, "proof_kind": pb.WINNING_POST, "sector_size": 2048, "registered_proof": 0,
-        "priority": pb.CRITICAL, "vanilla_proofs": vanilla, "miner_id": 1000, "randomness": RANDOMNESS,
-    }
-    fields.update(over)
-    return pb.SubmitProofRequest(**fields)
-
-
-def window_message(
-    vanilla: list[bytes], partition: int, registered: int = 10, **over: Any
-) -> pb.SubmitProofRequest:
-    """As Curio's WindowPoStCuzk builds it (HIGH, one partition per request)."""
-    fields: dict[str, Any] = {
-        "request_id": f"wdpost-106-{partition}-[100 101]", "proof_kind": pb.WINDOW_POST_PARTITION,
-        "sector_size": 2048, "registered_proof": registered, "priority": pb.HIGH, "vanilla_proofs": vanilla,
-        "miner_id": 106, "randomness": RANDOMNESS, "partition_index": partition,
-    }
-    fields.update(over)
-    return pb.SubmitProofRequest(**fields)
-
-
 @cache
 def _toy_params(n_inputs: int) -> Any:
     """The toy circuit's parameters (the reference setup: seconds for 132 inputs), once per session."""
@@ -102,7 +66,7 @@ def post_toy_prover(directory: Path) -> AdmittedProver:
 
 @pytest.mark.slow
 async def test_winning_and_window_post_over_the_wire(fixtures_dir: Path, tmp_path: Path) -> None:
-    s255, venus = _replicas(fixtures_dir)
+    s255, venus = replicas(fixtures_dir)
     prover = post_toy_prover(tmp_path / "p")
     win_vanilla = post_request(post_proof_type(0), RANDOMNESS, [s255])
     async with running_engine(prover, f"unix://{tmp_path}/e.sock") as (svc, stub, _):
@@ -152,7 +116,7 @@ def _flip_node(vanilla: bytes) -> bytes:
 async def test_bad_post_requests_fail_with_one_line_before_any_work(
     fixtures_dir: Path, tmp_path: Path
 ) -> None:
-    s255, venus = _replicas(fixtures_dir)
+    s255, venus = replicas(fixtures_dir)
     prover = post_toy_prover(tmp_path / "p")
     win = post_request(post_proof_type(0), RANDOMNESS, [s255])
     win_b = post_request(post_proof_type(0), RANDOMNESS, [venus[0]])

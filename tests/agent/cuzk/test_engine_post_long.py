@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from test_engine_post import RANDOMNESS, _replicas, window_message, winning_message
+from _engine_post import RANDOMNESS, replicas, window_message, winning_message
 
 from agent.cuzk import proving_pb2 as pb
 from agent.proving.work import Work
@@ -44,7 +44,7 @@ async def test_real_2kib_winning_and_window_post_through_prove(fixtures_dir: Pat
     for pid in (0, 10):
         t = post_proof_type(pid)
         await anyio.to_thread.run_sync(lambda t=t: ensure_dev_params(t, params_dir, cache=cache_dir()))
-    s255, venus = _replicas(fixtures_dir)
+    s255, venus = replicas(fixtures_dir)
     settings = Settings(
         prover={"backend": "cpu", "params_dir": str(params_dir)},
         engine={"listen": f"unix://{tmp_path}/engine.sock", "preload": ["winning-2k", "wpost-2k"]},

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _postdata import Golden
 
 from porep.commcid import cid_to_comm_r
 from porep.post.vanilla import SealedReplica
-
-RANDOMNESS = bytes(range(31)) + bytes([31 & 0x3F])  # a canonical Fr, as Curio masks the chain's
 
 
 @pytest.fixture(scope="session")
@@ -30,16 +28,6 @@ def venus_sectors(fixtures_dir: Path) -> list[SealedReplica]:
                       (d / "cache" / f"s-t0106-{i}" / "p_aux").read_bytes()[:32])
         for i in (0, 1)
     ]
-
-
-@dataclass(frozen=True)
-class Golden:
-    vproof: bytes
-    randomness: bytes
-    proof_type: int
-    sector: int
-    comm_r: bytes
-    prover: int
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import RANDOMNESS
+from _postdata import RANDOMNESS
 
 from porep.post.circuit import PoStShape, circuit_sectors, synthesize_request
 from porep.post.params import post_proof_type

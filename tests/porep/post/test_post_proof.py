@@ -4,7 +4,7 @@ byte; malformed bytes named by field and offset."""
 from __future__ import annotations
 
 import pytest
-from conftest import Golden
+from _postdata import Golden
 
 from porep.hashes.poseidon import hash2
 from porep.post.proof import PoStFormatError, decode_sector_proof

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import RANDOMNESS, Golden
+from _postdata import RANDOMNESS, Golden
 
 from porep.post.challenges import sector_leaf_challenges
 from porep.post.params import PoStKind, post_proof_type
