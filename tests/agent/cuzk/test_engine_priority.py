@@ -242,3 +242,65 @@ async def test_a_borrower_never_runs_beside_its_lender_on_one_device(tmp_path: P
         ev = engine.events
         assert [e[0] for e in ev] == ["start", "end"] * (len(ev) // 2)
         assert all(_at(ev, ("end", 1, 0)) < _at(ev, ("start", 10 + i, 0)) for i in range(3))
+
+
+class _SlotProver:
+    """A prover double for the scheduler alone: one slot; a job proves until the test releases it; a job
+    whose work is "big" does not fit a lent grant (NotLendable), as a WindowPoSt beside a Snap job may not."""
+
+    def __init__(self) -> None:
+        from agent.admission import CPU_SLOT
+
+        self.slots = (CPU_SLOT,)
+        self.capacity = 1
+        self.log: list[tuple[str, str, bool]] = []
+        self.release: dict[str, asyncio.Event] = {}
+
+    async def prove(
+        self, work: Any, job_id: str, *, cancel: Any = None, admitted: Any = None, turn: Any = None,
+        lent: Any = None,
+    ) -> str:
+        from agent.admission import Grant
+        from agent.proving.prover import NotLendable
+
+        if lent is not None and work == "big":
+            raise NotLendable(f"{job_id}: needs more than the lent grant")
+        admitted(lent or Grant(self.slots[0], 100))
+        self.log.append(("start", job_id, lent is not None))
+        await self.release.setdefault(job_id, asyncio.Event()).wait()
+        self.log.append(("end", job_id, lent is not None))
+        return f"proof of {job_id}"
+
+
+@pytest.mark.anyio
+async def test_a_post_too_big_for_the_lent_grant_waits_for_a_slot_keeping_its_place() -> None:
+    """A (NORMAL) runs; B (NORMAL) queued; H (CRITICAL, too big to borrow A's grant) goes back to the queue
+    without losing its place: when A ends, H starts on the slot before B. A small PoSt S borrows meanwhile."""
+    from agent.cuzk.scheduler import Scheduler
+
+    prover = _SlotProver()
+    sched = Scheduler(prover)
+    tasks = {}
+
+    def start(job: str, work: str, priority: int) -> None:
+        prover.release.setdefault(job, asyncio.Event())
+        run = sched.run(work, job, priority, admitted=lambda g: None)  # type: ignore[arg-type]
+        tasks[job] = asyncio.ensure_future(run)
+
+    start("A", "porep", Priority.NORMAL)
+    await until(lambda: ("start", "A", False) in prover.log)
+    start("B", "porep", Priority.NORMAL)
+    start("H", "big", Priority.HIGH)
+    await until(lambda: sched.order() == ["H", "B"])  # H tried A's grant, did not fit, queued again first
+    start("S", "small", Priority.CRITICAL)
+    await until(lambda: ("start", "S", True) in prover.log)  # S borrows A's grant
+    assert sched.borrowing() == {"S": "A"}
+    prover.release["S"].set()
+    prover.release["A"].set()
+    await until(lambda: ("start", "H", False) in prover.log)
+    assert sched.order() == ["B"]
+    prover.release["H"].set()
+    prover.release["B"].set()
+    assert [await tasks[j] for j in "ABHS"] == [f"proof of {j}" for j in "ABHS"]
+    starts = [job for what, job, _ in prover.log if what == "start"]
+    assert starts == ["A", "S", "H", "B"]
