@@ -183,6 +183,7 @@ class Scheduler:
                 run.grant = grant
                 if admitted is not None:
                     admitted(grant)
+                self._dispatch()  # a PoSt waiting for a lender may borrow this grant now
 
             turn = self._turn(priority, cancel)
             try:

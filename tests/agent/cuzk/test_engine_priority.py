@@ -255,6 +255,7 @@ class _SlotProver:
         self.capacity = 1
         self.log: list[tuple[str, str, bool]] = []
         self.release: dict[str, asyncio.Event] = {}
+        self.admit: dict[str, asyncio.Event] = {}  # a job named here is admitted only once its event is set
 
     async def prove(
         self, work: Any, job_id: str, *, cancel: Any = None, admitted: Any = None, turn: Any = None,
@@ -265,6 +266,8 @@ class _SlotProver:
 
         if lent is not None and work == "big":
             raise NotLendable(f"{job_id}: needs more than the lent grant")
+        if job_id in self.admit:
+            await self.admit[job_id].wait()  # parameters loading, device memory not yet free
         admitted(lent or Grant(self.slots[0], 100))
         self.log.append(("start", job_id, lent is not None))
         await self.release.setdefault(job_id, asyncio.Event()).wait()
@@ -304,3 +307,24 @@ async def test_a_post_too_big_for_the_lent_grant_waits_for_a_slot_keeping_its_pl
     assert [await tasks[j] for j in "ABHS"] == [f"proof of {j}" for j in "ABHS"]
     starts = [job for what, job, _ in prover.log if what == "start"]
     assert starts == ["A", "S", "H", "B"]
+
+
+@pytest.mark.anyio
+async def test_a_post_borrows_as_soon_as_the_running_job_is_admitted() -> None:
+    """A PoSt that finds the running job not yet admitted (no grant to borrow) borrows the moment it is."""
+    from agent.cuzk.scheduler import Scheduler
+
+    prover = _SlotProver()
+    prover.admit["A"] = admit = asyncio.Event()
+    sched = Scheduler(prover)
+    prover.release.update(A=asyncio.Event(), W=asyncio.Event())
+    a = asyncio.ensure_future(sched.run("porep", "A", Priority.NORMAL, admitted=lambda g: None))  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    w = asyncio.ensure_future(sched.run("small", "W", Priority.CRITICAL, admitted=lambda g: None))  # type: ignore[arg-type]
+    await until(lambda: sched.order() == ["W"])  # A holds the slot but has no grant yet
+    admit.set()
+    await until(lambda: ("start", "W", True) in prover.log)
+    assert sched.borrowing() == {"W": "A"}
+    prover.release["W"].set()
+    prover.release["A"].set()
+    assert (await a, await w) == ("proof of A", "proof of W")
