@@ -257,7 +257,8 @@ class RetentionConfig(_Section):
     discard_inputs: bool = True
 
 
-ENGINE_CIRCUITS = re.compile(r"(porep|snap)-(2k|8m|512m|32g|64g)")  # agent.cuzk.request.circuit_id's names
+# agent.cuzk.request.circuit_id's names
+ENGINE_CIRCUITS = re.compile(r"(porep|snap|wpost|winning)-(2k|8m|512m|32g|64g)")
 
 
 def parse_listen(listen: str) -> tuple[str, Path | None, bool]:
@@ -307,10 +308,9 @@ class EngineConfig(_Section):
     def _preload(cls, v: list[str]) -> list[str]:
         for cid in v:
             if not ENGINE_CIRCUITS.fullmatch(cid):
-                if cid.startswith(("wpost-", "winning-")):
-                    raise ValueError(f"{cid!r}: this engine does not serve PoSt")
                 raise ValueError(
-                    f"{cid!r} is not a circuit id (porep-32g, snap-32g, …, the test sizes 2k/8m/512m)"
+                    f"{cid!r} is not a circuit id (porep-32g, snap-32g, wpost-32g, winning-32g, …, the test "
+                    "sizes 2k/8m/512m)"
                 )
         if len(set(v)) != len(v):
             raise ValueError(f"a circuit is named twice in {v}")

@@ -353,14 +353,16 @@ def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, *
     ``kw`` as build_pipeline's (tests: devices, cache)."""
     from agent.cuzk.request import circuit_proof_type
     from agent.proving.prover import AdmittedProver
+    from porep.post.params import PoStProofType
     from porep.snap.params import UpdateProofType
 
     p = settings.prover
     pts = [circuit_proof_type(c) for c in settings.engine.preload]
     return AdmittedProver(
         build_pipeline(settings, **kw),
-        accepted=[pt.name for pt in pts if not isinstance(pt, UpdateProofType)],
+        accepted=[pt.name for pt in pts if not isinstance(pt, (UpdateProofType, PoStProofType))],
         accepted_update=[pt.name for pt in pts if isinstance(pt, UpdateProofType)],
+        accepted_post=[pt.name for pt in pts if isinstance(pt, PoStProofType)],
         verify=p.verify_before_submit,
         metrics=metrics,
     )

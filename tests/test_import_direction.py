@@ -3,15 +3,15 @@ module by module over every import (function-local and TYPE_CHECKING ones includ
 so a violation fails even if it sits in code no other test executes:
 
 * packages: agent → market/porep → gpu, nothing upward; market proper does not use gpu (market.mock may);
-* porep uses only gpu's arithmetic layer (gpu.arith) and its file helper (gpu.files); porep.circuit and
-  porep.snap.pce may also use gpu.groth16's R1CS/prover;
+* porep uses only gpu's arithmetic layer (gpu.arith) and its file helper (gpu.files); porep.circuit and the
+  Snap and PoSt recorders and seams may also use gpu.groth16's R1CS/prover;
 * inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
   < the parameter files' kinds and the preflight checks < the proving wing (agent.proving: work/engine
   < verifier < pipeline < prover) < the request stages, requester and fleet < the service and the proving
-  engine's (agent.cuzk: request/metrics/stubs < jobs < server) < the composition root (agent.runtime) < the
-  dry run and doctor < the CLI;
+  engine's (agent.cuzk: request/metrics/scheduler/stubs < jobs < server) < the composition root
+  (agent.runtime) < the dry run and doctor < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -85,6 +85,7 @@ AGENT_RANK = {
     "agent.cuzk.proving_pb2": (3, 0),
     "agent.cuzk.request": (3, 0),
     "agent.cuzk.metrics": (3, 0),
+    "agent.cuzk.scheduler": (3, 0),
     "agent.cuzk.proving_pb2_grpc": (3, 1),
     "agent.cuzk.jobs": (3, 1),
     "agent.cuzk.server": (3, 2),
@@ -96,9 +97,12 @@ AGENT_RANK = {
 # gpu.files (whole-or-nothing files, imports nothing) serves porep's caches too: one helper for both layers
 PUBLIC_GPU_FOR_POREP = ("gpu.arith", "gpu.files")
 PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.files", "gpu.groth16.r1cs", "gpu.groth16.prover")
-# the circuits: the StackedDRG one, the SnapDeals update circuit's recorder (its matrices are an R1CS) and its
-# seam (porep.snap.partition answers the proof pipeline with those matrices)
-CIRCUIT_MODULES = ("porep.circuit", "porep.snap.pce", "porep.snap.partition")
+# the circuits: the StackedDRG one, the SnapDeals update circuit's and the FallbackPoSt circuit's recorders
+# (their matrices are an R1CS) and seams (porep.snap.partition / porep.post.partition answer the proof
+# pipeline with those matrices)
+CIRCUIT_MODULES = (
+    "porep.circuit", "porep.snap.pce", "porep.snap.partition", "porep.post.pce", "porep.post.partition"
+)
 
 
 def _under(module: str, prefixes: tuple[str, ...]) -> bool:

@@ -29,6 +29,7 @@ from agent.cli.common import (
 
 if TYPE_CHECKING:
     from gpu.groth16.r1cs import R1CS
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
@@ -60,6 +61,10 @@ def generate(
     update: Annotated[
         bool, typer.Option("--update", help="With --sector-size: the SnapDeals update circuit, not PoRep.")
     ] = False,
+    post: Annotated[
+        str | None,
+        typer.Option("--post", help="With --sector-size: a PoSt circuit, winning or window (not PoRep)."),
+    ] = None,
 ) -> None:
     """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the
     toxic waste was handled). The fixed-base products run on the GPU (--backend cuda, or auto with a GPU) or
@@ -75,10 +80,16 @@ def generate(
 
     if update and sector_size is None:
         fail("--update goes with --sector-size SIZE", EXIT_USAGE)
+    if post is not None and (sector_size is None or update or post not in ("winning", "window")):
+        fail("--post winning|window goes with --sector-size SIZE (and not with --update)", EXIT_USAGE)
     pt: Any = None
     if sector_size is not None:  # the proof type first: its file name is checked before any work
         label = sector_size_or_exit(sector_size)
-        if update:
+        if post is not None:
+            from porep.post.params import POST_PROOF_TYPES, PoStKind
+
+            pt = [t for t in POST_PROOF_TYPES if t.kind is PoStKind(post) and t.size_label == label][-1]
+        elif update:
             from porep.snap.params import UPDATE_PROOF_TYPES
 
             pt = next(t for t in UPDATE_PROOF_TYPES if t.size_label == label)
@@ -94,11 +105,12 @@ def generate(
     _check_outputs(out, stem, force)
     chosen = resolve_backend(backend)  # --backend cuda without a GPU: exit 2 before the circuit is built
     if pt is not None:  # disk and memory from the circuit template's counts, before the circuit is built
-        sizes = _template_sizes(pt, update)
+        sizes = _template_sizes(pt)
         _check_resources(out, stem, estimate(sizes), circuit_bytes=plan.compact_r1cs_host_bytes(sizes))
     if pt is not None:
         system = _blank_r1cs(pt)
-        circuit: dict[str, object] = {"update_sector_size" if update else "porep_sector_size": pt.size_label}
+        key = f"{post}_post_sector_size" if post else "update_sector_size" if update else "porep_sector_size"
+        circuit: dict[str, object] = {key: pt.size_label}
     elif r1cs is not None:
         try:
             system = R1CS.load(r1cs)
@@ -181,19 +193,24 @@ def _cleanup(params: Path, reached: list[str]) -> str:
     return f"removed the partial {tmp.name}"
 
 
-def _blank_r1cs(pt: ProofType | UpdateProofType) -> R1CS:
+def _blank_r1cs(pt: ProofType | UpdateProofType | PoStProofType) -> R1CS:
     """The blank circuit of one partition (``agent.proving.parameters.blank_r1cs``: the update circuit for an
-    update proof type; the StackedDRG one from the pre-compiled circuit, cached under the agent's cache
-    directory: a 32GiB partition in minutes, not the hours of direct synthesis)."""
+    update proof type, the FallbackPoSt circuit for a PoSt one; the StackedDRG one from the pre-compiled
+    circuit, cached under the agent's cache directory: a 32GiB partition in minutes, not the hours of direct
+    synthesis)."""
     import time
 
     from agent.config import cache_dir
     from agent.proving.parameters import blank_r1cs
+    from porep.post.params import PoStProofType
     from porep.snap.params import UpdateProofType
 
     t = time.perf_counter()
     system = blank_r1cs(pt, cache_dir())
-    what = "update circuit" if isinstance(pt, UpdateProofType) else "circuit"
+    if isinstance(pt, PoStProofType):
+        what = f"{pt.kind.value} PoSt circuit"
+    else:
+        what = "update circuit" if isinstance(pt, UpdateProofType) else "circuit"
     print(
         f"{what} {pt.size_label}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
         f"{system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
@@ -273,16 +290,22 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
 LEFTOVER_GLOBS = ("*.params.tmp", ".*.tmp")
 
 
-def _template_sizes(pt: Any, update: bool) -> Any:
+def _template_sizes(pt: Any) -> Any:
     """``gpu.groth16.plan.ProofSizes`` of ``pt``'s partition from its circuit template (recorded once and
     cached: seconds), without building the circuit (a 32GiB one is 7.5 GB)."""
     from agent.config import cache_dir
     from gpu.groth16 import plan
+    from porep.post.params import PoStProofType
+    from porep.snap.params import UpdateProofType
 
-    if update:
+    if isinstance(pt, UpdateProofType):
         from porep.snap.partition import update_template
 
         t = update_template(pt, cache_dir())
+    elif isinstance(pt, PoStProofType):
+        from porep.post.partition import post_template
+
+        t = post_template(pt, cache_dir())
     else:
         from porep.circuit.partition import partition_template
 

@@ -33,7 +33,7 @@ from agent.config import parse_listen
 from agent.cuzk import proving_pb2 as pb
 from agent.cuzk import proving_pb2_grpc as pb_grpc
 from agent.cuzk.jobs import AmbiguousJob, EngineBusy, Job, JobNotFound, Jobs, JobState, Outcome
-from agent.cuzk.request import ProofKind, ProofRequest, RequestError, circuit_id, circuit_proof_type
+from agent.cuzk.request import SERVED, ProofRequest, RequestError, circuit_id, circuit_proof_type
 from agent.sdnotify import Notifier
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ class EngineService:
             for cid, nbytes in sorted(loaded.items())
         ]
         queues = []
-        for kind in (ProofKind.POREP_SEAL_COMMIT, ProofKind.SNAP_DEALS_UPDATE):
+        for kind in SERVED:
             mine = [j for j in open_jobs if j.kind is kind]
             queues.append(pb.QueueStatus(
                 proof_kind=kind.label,

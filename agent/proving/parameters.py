@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from gpu.groth16.params import Parameters
     from gpu.groth16.r1cs import R1CS
     from gpu.placement import Backend
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
@@ -58,7 +59,7 @@ def default_params_dir() -> Path:
     return Path(env) if env else FILECOIN_PARAMS_DIR
 
 
-def params_paths(params_dir: Path, pt: ProofType | UpdateProofType) -> tuple[Path, Path]:
+def params_paths(params_dir: Path, pt: ProofType | UpdateProofType | PoStProofType) -> tuple[Path, Path]:
     """``(…/<stem>.params, …/<stem>.vk)`` of a seal or update proof type (Filecoin's names)."""
     return params_dir / f"{pt.param_stem}.params", params_dir / f"{pt.param_stem}.vk"
 
@@ -144,15 +145,20 @@ class CheckedParams:
         self.record_file.put(path, {"blake2b": digest or file_digest(path)})
 
 
-def blank_r1cs(pt: ProofType | UpdateProofType, cache: Path | None = None) -> R1CS:
+def blank_r1cs(pt: ProofType | UpdateProofType | PoStProofType, cache: Path | None = None) -> R1CS:
     """The R1CS of one partition of ``pt`` without a witness (what the setup needs): the update circuit for
-    an update proof type, the StackedDRG circuit for a seal proof type ("StackedDrg2KiBV1" names both)."""
+    an update proof type, the FallbackPoSt circuit for a PoSt proof type, the StackedDRG circuit for a seal
+    proof type ("StackedDrg2KiBV1" names both a seal and an update proof)."""
     from porep.circuit.partition import partition_r1cs
+    from porep.post.params import PoStProofType
+    from porep.post.partition import post_r1cs
     from porep.snap.params import UpdateProofType
     from porep.snap.partition import update_r1cs
 
     if isinstance(pt, UpdateProofType):
         return update_r1cs(pt, cache)
+    if isinstance(pt, PoStProofType):
+        return post_r1cs(pt, cache)
     return partition_r1cs(pt, cache)
 
 
@@ -200,7 +206,7 @@ def write_dev_params(
 
 
 def ensure_dev_params(
-    pt: ProofType | UpdateProofType,
+    pt: ProofType | UpdateProofType | PoStProofType,
     directory: Path,
     *,
     cache: Path,

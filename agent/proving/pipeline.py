@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
     from porep.c1 import SealCommitPhase1Output
+    from porep.circuit.pce import PartitionTemplate
+    from porep.post.params import PoStProofType
+    from porep.post.verify import CheckedPoSt
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
     from porep.snap.partition import UpdateWork
@@ -92,30 +95,49 @@ class UpdateCircuit(Protocol):
     def assignment(self, work: UpdateWork, k: int) -> np.ndarray: ...
 
 
+class PoStCircuit(Protocol):
+    """The FallbackPoSt circuit's two answers (``porep.post.partition.PoStCircuit``)."""
+
+    def r1cs(self, pt: PoStProofType) -> R1CS: ...
+    def assignment(self, checked: CheckedPoSt, k: int) -> np.ndarray: ...
+
+
 @dataclass(frozen=True)
 class Circuits:
     """The circuit of each kind of work; ``default``: the real ones (compiled templates under ``cache``)."""
 
     seal: SealCircuit
     update: UpdateCircuit
+    post: PoStCircuit | None = None
 
     @classmethod
     def default(cls, cache: Path | None) -> Circuits:
         from porep.circuit.partition import StackedCircuit
+        from porep.post.partition import PoStCircuit as RealPoStCircuit
         from porep.snap.partition import UpdateCircuit as RealUpdateCircuit
 
-        return cls(StackedCircuit(cache), RealUpdateCircuit(cache))
+        return cls(StackedCircuit(cache), RealUpdateCircuit(cache), RealPoStCircuit(cache))
 
-    def r1cs(self, pt: ProofType | UpdateProofType) -> R1CS:
+    def r1cs(self, pt: ProofType | UpdateProofType | PoStProofType) -> R1CS:
+        from porep.post.params import PoStProofType
         from porep.snap.params import UpdateProofType
 
         if isinstance(pt, UpdateProofType):
             return self.update.r1cs(pt)
+        if isinstance(pt, PoStProofType):
+            return self._post().r1cs(pt)
         return self.seal.r1cs(pt)
+
+    def _post(self) -> PoStCircuit:
+        if self.post is None:
+            raise ValueError("no PoSt circuit behind this pipeline")
+        return self.post
 
     def assignment(self, work: Work, k: int) -> np.ndarray:
         if work.update is not None:
             return self.update.assignment(work.update, k)
+        if work.post is not None:
+            return self._post().assignment(work.post, k)
         assert work.c1 is not None
         return self.seal.assignment(work.c1, k)
 
@@ -314,7 +336,7 @@ def _synthetic_sample(constraints: int = 256) -> Sample:
 
 @dataclass
 class _Shape:
-    pt: ProofType | UpdateProofType
+    pt: ProofType | UpdateProofType | PoStProofType
     r1cs: R1CS
     key: ProvingKey
     host_bytes: int
@@ -370,17 +392,19 @@ class ProofPipeline:
     def backend(self) -> str:
         return self.engine.backend
 
-    def loaded(self, pt: ProofType | UpdateProofType, engine: int = 0) -> bool:
+    def loaded(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> bool:
         return (engine, pt.param_stem) in self._shapes
 
-    def params_file(self, pt: ProofType | UpdateProofType) -> Path:
+    def params_file(self, pt: ProofType | UpdateProofType | PoStProofType) -> Path:
         """The .params file of ``pt``; FileNotFoundError naming it (before any synthesis) when absent."""
         path, _ = params_paths(self.params_dir, pt)
         if not path.is_file():
             from agent.paramfiles import fetch_hint
+            from porep.post.params import PoStProofType
 
             update = "empty-sector-update" in pt.param_stem
-            hint = fetch_hint(pt.size_label, self.params_dir, update=update)
+            post = pt.kind.value if isinstance(pt, PoStProofType) else None
+            hint = fetch_hint(pt.size_label, self.params_dir, update=update, post=post)
             raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path} ({hint})")
         return path
 
@@ -399,7 +423,7 @@ class ProofPipeline:
 
     def shape(
         self,
-        pt: ProofType | UpdateProofType,
+        pt: ProofType | UpdateProofType | PoStProofType,
         *,
         engine: int = 0,
         setup: dict[str, float] | None = None,
@@ -451,7 +475,7 @@ class ProofPipeline:
             got = self._shapes[(engine, pt.param_stem)] = _Shape(pt, r1cs, key, eng.host_bytes(r1cs))
             return got
 
-    def loaded_shapes(self) -> list[tuple[int, ProofType | UpdateProofType, int]]:
+    def loaded_shapes(self) -> list[tuple[int, ProofType | UpdateProofType | PoStProofType, int]]:
         """(engine, proof type, device bytes its key keeps resident) of every shape loaded now; read without
         the loading lock, so a status reader never waits for a load in progress."""
         snapshot = list(self._shapes.items())
@@ -460,7 +484,7 @@ class ProofPipeline:
             for (engine, _), shape in sorted(snapshot, key=lambda item: item[0])
         ]
 
-    def evict(self, pt: ProofType | UpdateProofType) -> list[int]:
+    def evict(self, pt: ProofType | UpdateProofType | PoStProofType) -> list[int]:
         """Drop ``pt``'s proving key on every engine and its R1CS (the next proof of ``pt`` loads them again);
         the engines that had it loaded. A proof running on the key keeps its own reference until it ends."""
         with self._lock:
@@ -501,17 +525,17 @@ class ProofPipeline:
         setup["params_device_load"] = time.perf_counter() - t0
         return params
 
-    def device_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
+    def device_bytes(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> int:
         """Device bytes one partition's proof of ``pt`` needs beyond the resident key."""
         return self.engines[engine].device_bytes(self.shape(pt, engine=engine).key)
 
-    def job_device_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
+    def job_device_bytes(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> int:
         """What a job reserves: one partition's proof working bytes (its layout's largest phase). The lanes
         share them: the engine holds its device for a partition's whole device part, so two partitions'
         device buffers are never held at once."""
         return self.device_bytes(pt, engine)
 
-    def resident_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
+    def resident_bytes(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> int:
         """Device bytes the key of ``pt`` keeps resident on engine ``engine``'s device."""
         shape = self.shape(pt, engine=engine)
         return self.engines[engine].resident_bytes(shape.key, shape.r1cs)
@@ -526,11 +550,15 @@ class ProofPipeline:
         events: Events | None = None,
         verify: bool = True,
         cancel: threading.Event | None = None,
+        device_turn: Callable[[], AbstractContextManager[object]] | None = None,
     ) -> ProofResult:
         """Prove every partition of ``work`` on engine ``engine``; verify each against the Work's public
         inputs as it is proven (``verify=False``: no pairing check; the verdicts are then None).
         ``memory_bytes``: the device bytes granted to this job, shared by its partitions in flight.
-        ``cancel``: once set, no further partition starts (:class:`ProofCancelled` at the next boundary)."""
+        ``cancel``: once set, no further partition starts (:class:`ProofCancelled` at the next boundary).
+        ``device_turn``: entered around each partition's prove call (a fresh context each time): the engine's
+        priority turns (``agent.cuzk.scheduler``) make a partition wait there while higher-priority work
+        proves on the device; the wait is the stage ``device_wait``."""
         pt = work.proof_type
         n = work.partitions
         eng = self.engines[engine]
@@ -623,11 +651,15 @@ class ProofPipeline:
                 try:
                     asg, st = fut.result()
                     try:
-                        _emit(events, StageEvent(job_id, k, n, "prove"))
-                        timings: dict[str, float] = {}
                         t0 = time.perf_counter()
-                        proof = eng.prove(shape.key, asg, memory_bytes=per_lane, timings=timings)
-                        prove_s = time.perf_counter() - t0
+                        with device_turn() if device_turn is not None else nullcontext():
+                            if device_turn is not None:
+                                st["device_wait"] = time.perf_counter() - t0
+                            _emit(events, StageEvent(job_id, k, n, "prove"))
+                            timings: dict[str, float] = {}
+                            t0 = time.perf_counter()
+                            proof = eng.prove(shape.key, asg, memory_bytes=per_lane, timings=timings)
+                            prove_s = time.perf_counter() - t0
                     finally:
                         release(k, asg)
                         del asg
@@ -713,19 +745,25 @@ class ProofPipeline:
         return time.perf_counter() - t0
 
 
-def sizes_of(pt: ProofType | UpdateProofType, cache: Path | None = None) -> ProofSizes:
-    """``gpu.groth16.plan.ProofSizes`` of one partition of ``pt`` (a seal or an update proof type), from the
-    circuit template's counts: no matrix is tiled and nothing large is allocated, so a 32GiB plan costs the
-    template (recorded once, cached) and not the 7.5 GB R1CS."""
+def sizes_of(pt: ProofType | UpdateProofType | PoStProofType, cache: Path | None = None) -> ProofSizes:
+    """``gpu.groth16.plan.ProofSizes`` of one partition of ``pt`` (a seal, an update or a PoSt proof type),
+    from the circuit template's counts: no matrix is tiled and nothing large is allocated, so a 32GiB plan
+    costs the template (recorded once, cached) and not the 7.5 GB R1CS."""
     from agent.config import cache_dir
     from gpu.groth16 import plan
+    from porep.post.params import PoStProofType
     from porep.snap.params import UpdateProofType
 
     cache = cache if cache is not None else cache_dir()
+    t: PartitionTemplate
     if isinstance(pt, UpdateProofType):
         from porep.snap.partition import update_template
 
         t = update_template(pt, cache)
+    elif isinstance(pt, PoStProofType):
+        from porep.post.partition import post_template
+
+        t = post_template(pt, cache)
     else:
         from porep.circuit.partition import partition_template
 
@@ -736,7 +774,7 @@ def sizes_of(pt: ProofType | UpdateProofType, cache: Path | None = None) -> Proo
 
 
 def memory_plan_of(
-    pt: ProofType | UpdateProofType,
+    pt: ProofType | UpdateProofType | PoStProofType,
     *,
     cuda: bool,
     device_spmv: bool,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
@@ -29,10 +29,11 @@ from agent.proving.work import Work
 
 if TYPE_CHECKING:
     from gpu.device import Device
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
-__all__ = ["AdmittedProver", "Proven"]
+__all__ = ["AdmittedProver", "NotLendable", "Proven"]
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 30.0  # the log's cadence for a proof or a warm-up stage that runs longer
@@ -50,17 +51,25 @@ class Proven:
     setup_s: float = 0.0
 
 
-def _kind_of(pt: ProofType | UpdateProofType) -> str:
+def _kind_of(pt: ProofType | UpdateProofType | PoStProofType) -> str:
     """The metrics' kind label of a proof type's parameters."""
+    from porep.post.params import PoStProofType
     from porep.snap.params import UpdateProofType
 
+    if isinstance(pt, PoStProofType):
+        return f"{pt.kind.value}-post"
     return "snap" if isinstance(pt, UpdateProofType) else "porep"
+
+
+class NotLendable(RuntimeError):
+    """A lent grant is smaller than what the job needs: it must wait for a slot of its own."""
 
 
 class AdmittedProver:
     """``pipeline`` behind admission. ``accepted``: the PoRep proof types the readiness gate loads before the
     first ask; ``accepted_update``: the SnapDeals update proof types it loads too (``RegisteredUpdateProof``
-    names: a separate list, since "StackedDrg2KiBV1" names both a seal and an update proof)."""
+    names: a separate list, since "StackedDrg2KiBV1" names both a seal and an update proof);
+    ``accepted_post``: the PoSt proof types it loads (``RegisteredPoStProof`` names; the engine's)."""
 
     def __init__(
         self,
@@ -68,6 +77,7 @@ class AdmittedProver:
         *,
         accepted: Sequence[str] = (),
         accepted_update: Sequence[str] = (),
+        accepted_post: Sequence[str] = (),
         admission: Admission | None = None,
         device_budget_bytes: int | None = None,
         verify: bool = True,
@@ -98,6 +108,7 @@ class AdmittedProver:
         self._budget_set: set[int] = set(range(len(self.slots))) if (budget or admission) else set()
         self.accepted = tuple(accepted)
         self.accepted_update = tuple(accepted_update)
+        self.accepted_post = tuple(accepted_post)
         self.verify = verify
         self.official_only = official_only
         self.last: ProofResult | None = None
@@ -127,7 +138,7 @@ class AdmittedProver:
     def params_dir(self) -> Path:
         return self.pipeline.params_dir
 
-    def charge_resident(self, pt: ProofType | UpdateProofType, engine: int) -> int:
+    def charge_resident(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int) -> int:
         """Take the resident bytes of ``pt``'s key on ``engine`` off that device's budget, once per key: they
         occupy the device for every job, so they belong to no job's reservation. Returns the bytes charged
         now (0 when already charged); BudgetExceeded when nothing would be left."""
@@ -169,7 +180,7 @@ class AdmittedProver:
 
     def _ready(
         self,
-        pt: ProofType | UpdateProofType,
+        pt: ProofType | UpdateProofType | PoStProofType,
         setup: dict[str, float] | None = None,
         events: Events | None = None,
     ) -> int:
@@ -191,15 +202,20 @@ class AdmittedProver:
         cancel: threading.Event | None = None,
         admitted: Callable[[Grant], None] | None = None,
         events: Events | None = None,
+        turn: Callable[[Device], AbstractContextManager[object]] | None = None,
+        lent: Grant | None = None,
     ) -> Proven:
         """The proof of every partition and the pipeline's verdict (each partition pairing-checked as it was
         proven, unless ``verify`` is off). ``admitted`` is told the grant once the job has its device slot;
         ``cancel`` set: :class:`~agent.proving.pipeline.ProofCancelled` before admission's grant is used, or
-        at the pipeline's next partition boundary (the slot is free once this returns)."""
+        at the pipeline's next partition boundary (the slot is free once this returns). ``turn(device)``: a
+        context entered around each partition's prove call (the engine's priority turns). ``lent``: run on
+        another job's grant (its device and bytes, the engine's scheduler lends them while that job waits at
+        a partition boundary) instead of admission's; :class:`NotLendable` when the job needs more bytes."""
         kind = work.kind.value
         t0 = time.perf_counter()
         try:
-            result, device, setup_s = await self._prove(work, job_id, cancel, admitted, events)
+            result, device, setup_s = await self._prove(work, job_id, cancel, admitted, events, turn, lent)
         except ProofCancelled:
             if self.metrics is not None:
                 self.metrics.proof_done(kind, "cancelled", seconds=time.perf_counter() - t0)
@@ -234,6 +250,8 @@ class AdmittedProver:
         cancel: threading.Event | None,
         admitted: Callable[[Grant], None] | None,
         events: Events | None = None,
+        turn: Callable[[Device], AbstractContextManager[object]] | None = None,
+        lent: Grant | None = None,
     ) -> tuple[ProofResult, Device, float]:
         import anyio
 
@@ -243,7 +261,8 @@ class AdmittedProver:
         setup: dict[str, float] = {}
         nbytes = await anyio.to_thread.run_sync(lambda: self._ready(pt, setup, events))
         setup_s = time.perf_counter() - t0
-        async with self.admission.run_on_any(nbytes) as grant:
+
+        async def run(grant: Grant) -> ProofResult:
             if cancel is not None and cancel.is_set():
                 raise ProofCancelled(f"{job_id}: cancelled before it started")
             if admitted is not None:
@@ -252,18 +271,28 @@ class AdmittedProver:
             memory = grant.nbytes if grant.nbytes > 0 else None
             # a proof of minutes says where it is every PROGRESS_EVERY_S (the log) and on the status page
             progress = StageProgress(job_id, _say, every_s=PROGRESS_EVERY_S)
+            # the engine's turns; not passed otherwise (pipeline doubles of the agent's tests predate them)
+            extra: dict[str, Any] = {"device_turn": lambda: turn(grant.device)} if turn is not None else {}
             with self._busy(
                 device_label(grant.device.index), job_id, work.kind.value, grant.nbytes, progress.snapshot
             ), progress:
-                result = await anyio.to_thread.run_sync(
+                return await anyio.to_thread.run_sync(
                     lambda: self.pipeline.prove(
                         work, job_id=job_id, engine=engine, memory_bytes=memory, verify=self.verify,
-                        cancel=cancel, events=_both(progress, events),
+                        cancel=cancel, events=_both(progress, events), **extra,
                     )
                 )
+
+        if lent is not None:
+            if nbytes > lent.nbytes:
+                raise NotLendable(f"{job_id}: needs {nbytes} device bytes, the lent grant has {lent.nbytes}")
+            result, device = await run(lent), lent.device
+        else:
+            async with self.admission.run_on_any(nbytes) as grant:
+                result, device = await run(grant), grant.device
         for key, seconds in setup.items():  # what loading the shape cost this call, before admission
             result.setup.setdefault(key, seconds)
-        return result, grant.device, setup_s
+        return result, device, setup_s
 
     def prove_now(self, work: Work, job_id: str, *, events: Events | None = None) -> ProofResult:
         """:meth:`prove` from synchronous code (``psagent prove``, ``bench e2e``): the same admission, budget
@@ -284,11 +313,11 @@ class AdmittedProver:
             return nullcontext()
         return self.metrics.devices.busy(label, job_id, kind, nbytes, progress=progress)
 
-    def loaded(self, pt: ProofType | UpdateProofType) -> bool:
+    def loaded(self, pt: ProofType | UpdateProofType | PoStProofType) -> bool:
         """Whether ``pt``'s key is loaded on every engine."""
         return all(self.pipeline.loaded(pt, i) for i in range(len(self.slots)))
 
-    async def preload(self, pt: ProofType | UpdateProofType) -> float:
+    async def preload(self, pt: ProofType | UpdateProofType | PoStProofType) -> float:
         """Load ``pt``'s parameters and key on every engine now (what a first proof would do); seconds."""
         import anyio
 
@@ -297,7 +326,7 @@ class AdmittedProver:
         await anyio.to_thread.run_sync(self._ready, pt)
         return time.perf_counter() - t0
 
-    def evict(self, pt: ProofType | UpdateProofType) -> int:
+    def evict(self, pt: ProofType | UpdateProofType | PoStProofType) -> int:
         """Drop ``pt``'s key from every engine and give its resident bytes back to the devices' budgets;
         the bytes freed (0 when it was not loaded)."""
         freed = 0
@@ -320,11 +349,15 @@ class AdmittedProver:
         """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and
         loaded on every engine, then a self-test proof verified on each. Raises with the reason when any of
         it fails."""
+        from porep.post.params import post_proof_type
         from porep.prooftypes import proof_type
         from porep.snap.params import update_proof_type
 
-        todo: list[tuple[ProofType | UpdateProofType, str]] = [(proof_type(n), n) for n in self.accepted]
+        todo: list[tuple[ProofType | UpdateProofType | PoStProofType, str]] = [
+            (proof_type(n), n) for n in self.accepted
+        ]
         todo += [(update_proof_type(n), f"{n} (update)") for n in self.accepted_update]
+        todo += [(post_proof_type(n), n) for n in self.accepted_post]
         for pt, label in todo:
             t0 = time.perf_counter()
             self._log_verdicts(pt)
@@ -336,7 +369,7 @@ class AdmittedProver:
             where = self.backend if slot is CPU_SLOT else f"{self.backend} device {slot.index}"
             log.info("warm-up: self-test proof verified on %s in %.1f s", where, seconds)
 
-    def _log_verdicts(self, pt: ProofType | UpdateProofType) -> None:
+    def _log_verdicts(self, pt: ProofType | UpdateProofType | PoStProofType) -> None:
         """The gate's log line per parameter file: official, development or damaged (agent.paramfiles).
         With ``official_only``, any file that is not official is refused here, before it is loaded: the
         self-test would pass (it verifies against the same key) and every proof would then be refused by the

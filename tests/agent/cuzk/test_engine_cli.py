@@ -54,8 +54,8 @@ def test_a_bad_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
     [
         ('[engine]\nlisten = "unix://"\n', "engine.listen: 'unix://' names no socket file"),
         (
-            '[engine]\npreload = ["wpost-32g"]\n',
-            "engine.preload: 'wpost-32g': this engine does not serve PoSt",
+            '[engine]\npreload = ["wpost-1t"]\n',
+            "engine.preload: 'wpost-1t' is not a circuit id",
         ),
         ('[engine]\npreload = ["porep-2k", "porep-2k"]\n', "engine.preload: a circuit is named twice"),
         ('[engine]\nmax_pending = 0\n', "engine.max_pending: must be >= 1"),
