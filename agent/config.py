@@ -158,7 +158,8 @@ class ProverConfig(_Section):
     # device memory the engine may allocate, key included, per device (GiB); 0 = what the device has free once
     # the kernels have run once, less max(1 GiB, 2 %)
     device_memory_gib: float = Field(default=0.0, ge=0)
-    # where a proof's bytes live (gpu.groth16.plan): auto = the first of resident / stream24 / stream16 that fits
+    # where a proof's bytes live (gpu.groth16.plan): auto = the first of resident / stream24 / stream16 that
+    # fits
     device_layout: Literal["auto", "resident", "stream24", "stream16"] = "auto"
     # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
     params_dir: Path = Field(default_factory=default_params_dir)

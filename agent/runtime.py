@@ -182,7 +182,8 @@ def build_prover(
 ) -> AdmittedProver:
     """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
     slot and its engine's device budget (``device_memory_gib``), every partition verified unless
-    ``verify_before_submit`` is false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
+    ``verify_before_submit`` is false (its debug switch set), the readiness gate loading the parameters of
+    ``accepted_proof_types``;
     ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters;
     ``official_only``: whether the gate refuses parameter files that are not the official ones (None: unless
     ``allow_development_params``; the dry run and the mock market pass False); ``jobs_per_device``: proofs

@@ -3,8 +3,9 @@ that made it, and refuses one that would pass the device budget before the drive
 
 Why: a 32GiB partition's buffers are tens of GB each, and the one run without this ran out of memory deep
 inside an MSM with a plan that had left 7.8 GB out. With the ledger the plan (``gpu.groth16.plan``) is checked
-by what really happens: each phase's peak of live bytes is recorded beside the plan's figure, and an allocation
-beyond the budget is a :class:`BudgetExceeded` naming the phase, never ``CUDA_ERROR_OUT_OF_MEMORY``.
+by what really happens: each phase's peak of live bytes is recorded beside the plan's figure, and an
+allocation beyond the budget is a :class:`BudgetExceeded` naming the phase, never
+``CUDA_ERROR_OUT_OF_MEMORY``.
 
 Where the bytes are counted:
 * on a GPU, by an External Memory Management plugin (:class:`CountingMemoryManager`, numba's own manager with
@@ -227,7 +228,7 @@ def _counting_manager_class() -> Any:
         return _manager_class
     from numba.cuda.cudadrv.driver import NumbaCUDAMemoryManager
 
-    class CountingMemoryManager(NumbaCUDAMemoryManager):  # type: ignore[misc, valid-type]
+    class CountingMemoryManager(NumbaCUDAMemoryManager):
         """numba's manager; ``memalloc`` admitted by, and counted in, the device's ledger."""
 
         def initialize(self) -> None:

@@ -261,7 +261,7 @@ class BaseRing:
                 if done[j] is not None:
                     done[j].wait(self.stream)  # the kernels that read this buffer last have finished
                 dst.copy_to_device(host[lo:hi], stream=self.stream)
-                ev = cuda.event(timing=False)
+                ev = cuda.event()
                 ev.record(self.stream)
                 ready[j] = ev
             self.copied_bytes += int(host[lo:hi].nbytes)
@@ -274,7 +274,7 @@ class BaseRing:
                 ready[j].wait(0)  # the default stream waits for the copy, the host does not
             yield lo, hi, self.bufs[j][: hi - lo]
             if self.stream is not None:
-                ev = cuda.event(timing=False)
+                ev = cuda.event()
                 ev.record(0)
                 done[j] = ev
             if k + slots < len(spans):

@@ -368,7 +368,8 @@ def run_e2e(
 ) -> tuple[list[dict[str, Any]], bool]:
     """The runs of ``bench e2e`` through ``prover`` (the agent's admitted path: its device budget, layout and
     admission): cold, ``warm_runs`` warm, then ``steady`` more with ``in_flight`` at a time (the prover must
-    admit that many jobs to a device) and a throughput row. Each run's row goes to ``jsonl`` (with its per-partition
+    admit that many jobs to a device) and a throughput row. Each run's row goes to ``jsonl`` (with its
+    per-partition
     stages) as soon as it ends, and its proof to ``export`` when every partition verified. Returns the rows
     and whether every proof verified."""
     import json
@@ -519,7 +520,8 @@ def _print_plan(work: Work, params_path: Path, backend: Backend, settings: Setti
         f"memory plan: {work.proof_type.name}, {work.partitions} partition(s), "
         f"domain 2^{sizes.logn}, "
         f"{sizes.num_inputs} inputs, {sizes.num_aux:,} aux, A {sizes.n_a:,} / B {sizes.n_b:,} query points, "
-        f"backend {chosen.value}, parameters {'decoded on the device' if options.params_to_device else 'read on the host'}"
+        f"backend {chosen.value}, parameters "
+        f"{'decoded on the device' if options.params_to_device else 'read on the host'}"
         + (" (parameter file sections match)" if params_path.is_file() else "")
     )
     if lay is not None:
@@ -545,7 +547,9 @@ def _print_plan(work: Work, params_path: Path, backend: Backend, settings: Setti
         if budget is None:
             typer.echo(f"  {where}: no device budget (simulator)")
         else:
-            told = "prover.device_memory_gib" if options.device_memory else "free once the kernels ran, less the reserve"
+            told = "prover.device_memory_gib"
+            if not options.device_memory:
+                told = "free once the kernels ran, less the reserve"
             verdict = "fits" if lay.peak() <= budget else "DOES NOT FIT"
             typer.echo(
                 f"  {where}: budget {budget / gb:.2f} GB ({told}); the plan's peak {lay.peak() / gb:.2f} GB "
@@ -553,7 +557,8 @@ def _print_plan(work: Work, params_path: Path, backend: Backend, settings: Setti
             )
             o = overheads()
             typer.echo(
-                f"  outside the budget (not allocations): CUDA context ~{o.context / gb:.2f} GB, kernels' local "
+                f"  outside the budget (not allocations): CUDA context ~{o.context / gb:.2f} GB, kernels' "
+                "local "
                 f"memory ~{o.local / gb:.2f} GB (132 SMs)"
             )
 

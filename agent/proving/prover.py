@@ -176,7 +176,9 @@ class AdmittedProver:
                 budget.total = int(got)
                 if self.metrics is not None:
                     self.metrics.devices.set_budget(device_label(slot.index), budget.total)
-                log.info("device %s: %.2f GB of device memory for proving (key included)", slot.index, got / 1e9)
+                log.info(
+                    "device %s: %.2f GB of device memory for proving (key included)", slot.index, got / 1e9
+                )
 
     def _ready(
         self,

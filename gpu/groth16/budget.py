@@ -1,5 +1,5 @@
-"""The device budget an engine proves in, when the operator names none: the memory the device has free once the
-context is up and every proving kernel has run once, less a reserve.
+"""The device budget an engine proves in, when the operator names none: the memory the device has free once
+the context is up and every proving kernel has run once, less a reserve.
 
 Why after the kernels: a kernel's first launch loads its module and makes the driver reserve its stack frame
 (local memory) for every thread the device can hold, and keep it. The G2 MSM kernels' frames are 2-4 KB, so

@@ -159,7 +159,8 @@ def resident_r1cs_bytes(s: ProofSizes) -> int:
 
 def ntt_table_bytes(logn: int) -> int:
     """The H step's device tables (``gpu.ntt.cuda``'s per-device cache): the twiddles (n/2 Fr), the empty
-    scale (three one-row tables) and the two-level g^i/n and g^-i/n tables (const, 2^L and 2^(logn-L) rows)."""
+    scale (three one-row tables) and the two-level g^i/n and g^-i/n tables (const, 2^L and 2^(logn-L)
+    rows)."""
     tw = FR * max(1, (1 << logn) >> 1)
     none = 3 * FR
     lbits = (logn + 1) // 2
@@ -248,7 +249,8 @@ class Layout:
         early = w if self.device_spmv else {}  # the device SpMV reads the witness; else it comes after H
         ntt = {"NTT buffer a": FR * s.n, "NTT buffer b": FR * s.n, "Z inverse": FR}
         h = {"h": FR * s.n}
-        msm_h = self._msm(s.n if self.key_on_device else s.n - 1, self.h_chunk, G1_AFFINE, G1_XYZZ, gather=False)
+        h_points = s.n if self.key_on_device else s.n - 1  # streamed: the file's n - 1 points, natural order
+        msm_h = self._msm(h_points, self.h_chunk, G1_AFFINE, G1_XYZZ, gather=False)
         if not self.key_on_device:
             msm_h["bit-reversed scalars"] = FR * max(1, min(self.h_chunk, s.n - 1))
         return [
@@ -344,7 +346,8 @@ def choose_layout(s: ProofSizes, budget: int | None, *, device_spmv: bool, force
     assert smallest is not None
     gb = 1e9
     raise LayoutError(
-        f"no {'layout' if force == 'auto' else force + ' layout'} fits {budget / gb:.2f} GB of device memory: "
+        f"no {'layout' if force == 'auto' else force + ' layout'} fits {budget / gb:.2f} GB of device "
+        "memory: "
         f"the smallest needs {smallest / gb:.2f} GB",
         smallest,
     )
@@ -354,7 +357,11 @@ def smallest_layout(s: ProofSizes, *, device_spmv: bool) -> Layout:
     """The layout with the smallest device peak (a streamed one in its smallest passes): what the smallest
     card that can prove ``s`` needs."""
     return min(
-        (lay for kind in (RESIDENT, STREAM24, STREAM16) for lay in candidates(s, kind, device_spmv=device_spmv)),
+        (
+            lay
+            for kind in (RESIDENT, STREAM24, STREAM16)
+            for lay in candidates(s, kind, device_spmv=device_spmv)
+        ),
         key=lambda lay: lay.peak(),
     )
 

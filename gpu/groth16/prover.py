@@ -454,11 +454,11 @@ def prove(
     one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives
     one dict of per-phase seconds per circuit. With the CUDA backend and several circuits, ``batch`` runs each
     MSM once for a group of circuits (``MSMContext.msm_batch``: one sort and one accumulation pass over the
-    resident bases); the groups are as large as ``memory_bytes`` admits. ``memory_bytes``: the device bytes this
-    call may hold beyond the key's resident ones (the agent's admission grant); one circuit at a time then
-    runs under the cap resident + grant (``gpu.memory``: a phase planned past it is refused before it starts,
-    naming it); None: the device's ledger keeps the cap its engine set, or none. In a batch, a circuit's MSM
-    phases are the group's time divided by its size (key ``batch`` gives the size)."""
+    resident bases); the groups are as large as ``memory_bytes`` admits. ``memory_bytes``: the device bytes
+    this call may hold beyond the key's resident ones (the agent's admission grant); one circuit at a time
+    then runs under the cap resident + grant (``gpu.memory``: a phase planned past it is refused before it
+    starts, naming it); None: the device's ledger keeps the cap its engine set, or none. In a batch, a
+    circuit's MSM phases are the group's time divided by its size (key ``batch`` gives the size)."""
     asgs = [assignments] if isinstance(assignments, Assignment) else list(assignments)
     nc = len(asgs)
     rs = _per_circuit(r, nc)
@@ -540,7 +540,8 @@ def _msms_cpu(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str,
 
 
 def _upload_witness(pk: ProvingKey, w: np.ndarray, t: dict[str, float]) -> Any:
-    """The witness on the device (canonical), once per proof: the device SpMV and the L/A/B scalars read it."""
+    """The witness on the device (canonical), once per proof: the device SpMV and the L/A/B scalars read
+    it."""
     from numba import cuda
 
     t0 = time.perf_counter()
@@ -561,6 +562,7 @@ def _h_step(pk: ProvingKey, asg: Assignment, dr: DeviceR1CS | None, d_w: Any, t:
     from gpu.groth16.cuda_kernels import mul_into, sub_scale
 
     assert pk.device is not None
+    dev: Device = pk.device
     logn = pk.logn
     n = 1 << logn
     fill_key = "spmv" if dr is not None else "upload_abc"
@@ -582,8 +584,9 @@ def _h_step(pk: ProvingKey, asg: Assignment, dr: DeviceR1CS | None, d_w: Any, t:
         filling += time.perf_counter() - t1
 
     def to_coset(buf: Any) -> None:
-        transform_cuda(buf, logn, plan(Order.NR), True, NO_SCALE, NO_SCALE, device=pk.device)
-        transform_cuda(buf, logn, plan(Order.RN), False, scale(logn, "coset_ninv"), NO_SCALE, device=pk.device)
+        transform_cuda(buf, logn, plan(Order.NR), True, NO_SCALE, NO_SCALE, device=dev)
+        coset = scale(logn, "coset_ninv")
+        transform_cuda(buf, logn, plan(Order.RN), False, coset, NO_SCALE, device=dev)
 
     a = cuda.device_array((1, n, 8), dtype=np.uint32)
     fill(a, 0)
@@ -621,7 +624,8 @@ def _layout_for(pk: ProvingKey, asg: Assignment) -> Layout:
     if lay.device_spmv != spmv:
         raise ValueError(
             f"the key's layout ({lay.name}) computes A.w, B.w, C.w on the "
-            f"{'device' if lay.device_spmv else 'host'}, this assignment on the {'device' if spmv else 'host'}"
+            f"{'device' if lay.device_spmv else 'host'}, this assignment on the "
+            f"{'device' if spmv else 'host'}"
         )
     return lay
 
@@ -642,7 +646,8 @@ class _Phases:
         memory.flush_frees()
         if led.cap is not None and planned > led.cap:
             raise memory.BudgetExceeded(
-                f"device {led.index}: phase {name!r} is planned at {planned:,} bytes (key included); the budget "
+                f"device {led.index}: phase {name!r} is planned at {planned:,} bytes (key included); the "
+                "budget "
                 f"is {led.cap:,}",
                 phase=name, need=planned, budget=led.cap, device=led.index,
             )
@@ -745,9 +750,11 @@ def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str
         with phase("msm_" + name):
             m = int(idx.shape[0])
             gbuf = cuda.device_array((max(1, min(step, m)), 8), dtype=np.uint32)
-            out[name] = _msm_passes(
-                pk, name, m, step, lambda lo, hi, ix=idx, g=gbuf: gather(dw, ix[lo:hi], out=g), t
-            )
+
+            def gathered(lo: int, hi: int, ix: Any = idx, g: Any = gbuf) -> Any:
+                return gather(dw, ix[lo:hi], out=g)
+
+            out[name] = _msm_passes(pk, name, m, step, gathered, t)
             del gbuf
     for name in phase.ledger.phases:
         fig = phase.ledger.phases[name]
@@ -797,8 +804,8 @@ def _msms_cuda_batch(
     memory_bytes: int | None = None,
 ) -> list[dict[str, np.ndarray]]:
     """One group of circuits: per-circuit H steps and uploads, then each MSM once for all of them. With a
-    grant (``memory_bytes``), the MSM passes get what the circuits' buffers leave of it (else what the device's
-    budget leaves)."""
+    grant (``memory_bytes``), the MSM passes get what the circuits' buffers leave of it (else what the
+    device's budget leaves)."""
     from numba import cuda
 
     if pk.host_bases is not None:

@@ -129,7 +129,8 @@ class MSMContext:
         """The K sums sum_i s[i] * bases[i], one per scalar vector s (all of one length m <= n), as a
         (K,) + affine shape array. CUDA: one pass for all of them; ``max_bytes`` caps the working buffers of a
         pass (sort entries, buckets, partial sums; not the scalars), beyond which the batch is split into
-        consecutive sub-batches (default: what the device's budget leaves, ``gpu.memory``; no limit without one).
+        consecutive sub-batches (default: what the device's budget leaves, ``gpu.memory``; no limit without
+        one).
         A single circuit whose pass does not fit is a ``gpu.memory.BudgetExceeded`` before anything is
         allocated for it."""
         xyzz = self.msm_batch_xyzz(scalars_list, window=window, timings=timings, max_bytes=max_bytes)
