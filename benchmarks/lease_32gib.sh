@@ -25,6 +25,7 @@
 #
 # Steps (STEPS to choose; default: all that apply to BACKEND):
 #   env     machine, versions, disk and memory
+#   msm     (cuda, not in the default list) P28's baseline: bench msm G1 2^24 and G2 2^22
 #   gpucheck (cuda) tests/gpu/groth16/test_memory_plan.py and test_spmv_cuda.py on the GPU: every layout's
 #           small proof equals the CPU's bytes, each phase within its plan (the counting memory manager), the
 #           cap refused in the named phase; a failure stops the driver
@@ -281,6 +282,12 @@ EOF
             i=$((i + 1))
             (( rc == 0 )) || note "e2e-$i: rc=$rc (the next layout still runs)"
         done
+    fi
+    if has msm && [[ $BACKEND == cuda ]]; then  # P28's baseline on the same card: MSM 2^24 G1, the G2 MSM 2^22
+        step msm-g1 240 "${PSAGENT[@]}" bench msm --backend cuda --log2n 24 --group g1 --reps 5 \
+            --json-out "$W/msm-g1.json"
+        step msm-g2 240 "${PSAGENT[@]}" bench msm --backend cuda --log2n 22 --group g2 --reps 3 \
+            --json-out "$W/msm-g2.json"
     fi
     note "driver: done"
 }
