@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 PYTEST_ARGS ?=
 
 .PHONY: run test smoke lint install install-dev clean device-wheels test-circuit-long test-agent-long test-snap-long reliability \
-	test-kernel-launches test-engine-long proto
+	test-kernel-launches test-engine-long test-post-long proto
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,13 @@ test-agent-long: $(VENV)/.stamp-dev
 # parameters made once in ~/.cache/psagent/params-dev, the update setup taking many minutes the first time).
 test-engine-long: $(VENV)/.stamp-dev
 	PSAGENT_ENGINE_LONG=1 $(PY) -m pytest tests/agent/cuzk/test_engine_long.py -q -ra $(PYTEST_ARGS)
+
+# PoSt long suite, not in CI: the golden 32GiB vanilla PoSt's witness satisfies the 32GiB WindowPoSt R1CS (and a
+# mutated one does not; ~4 min and ~14 GB each on 2 cores), then real 2KiB WinningPoSt and WindowPoSt through
+# `Prove` on the CPU (development parameters made once in ~/.cache/psagent/params-dev, about a minute).
+test-post-long: $(VENV)/.stamp-dev
+	PSAGENT_POST_LONG=1 $(PY) -m pytest tests/porep/post/test_post_long.py tests/agent/cuzk/test_engine_post_long.py \
+		-q -ra -s $(PYTEST_ARGS)
 
 # The engine's gRPC stubs from agent/cuzk/proving.proto (grpcio-tools pinned in the dev extra; a test checks
 # that the committed stubs are exactly this output).

@@ -112,33 +112,36 @@ class Grant:
 class Admission:
     """Job slots and a memory budget per device, and one wait for either a named device or any of them.
 
-    ``budget_bytes`` (per device index) overrides ``budget_fraction`` of each device's total memory; the
-    simulator (no memory figure) gets ``budget_bytes`` or 1 TiB. ``host``: the host-memory budget the jobs'
-    proving threads reserve from (:class:`HostBudget`)."""
+    ``budget_bytes`` (per device index): what each device's jobs may reserve; a device not named starts with
+    its total memory until its engine's budget replaces it (``AdmittedProver``: the engine decides it, see
+    ``gpu.groth16.budget``); the simulator (no memory figure) gets 1 TiB. ``host``: the host-memory budget
+    the jobs' proving threads reserve from (:class:`HostBudget`). ``serialized``: the jobs of one device
+    never hold device memory at once (the engine holds its device for a partition's whole device part and
+    frees its buffers before letting go), so a job needs its bytes free beside the resident keys, not beside
+    the other jobs' reservations; without it reservations add up."""
 
     def __init__(
         self,
         devices: Sequence[Device],
         *,
         jobs_per_device: int = 1,
-        budget_fraction: float = 0.9,
         budget_bytes: dict[int, int] | None = None,
         host: HostBudget | None = None,
+        serialized: bool = False,
     ) -> None:
         if not devices:
             raise ValueError("no devices to admit work to")
         if jobs_per_device < 1:
             raise ValueError("jobs_per_device must be >= 1")
-        if not 0 < budget_fraction <= 1:
-            raise ValueError("budget_fraction must be in (0, 1]")
         self.devices = {d.index: d for d in devices}
         self.host = host or HostBudget()  # shared by every device's jobs: one host
         self.jobs_per_device = jobs_per_device
+        self.serialized = serialized
         self._free = dict.fromkeys(self.devices, jobs_per_device)
         self._changed = anyio.Condition()
         self.budgets: dict[int, MemoryBudget] = {}
         for d in devices:
-            total = (budget_bytes or {}).get(d.index) or int(d.total_memory() * budget_fraction) or (1 << 40)
+            total = (budget_bytes or {}).get(d.index) or d.total_memory() or (1 << 40)
             self.budgets[d.index] = MemoryBudget(total)
 
     @property
@@ -169,7 +172,8 @@ class Admission:
             raise ValueError("a reservation is a non-negative number of bytes")
 
         def fits(i: int) -> bool:
-            return self._free[i] > 0 and self.budgets[i].used + nbytes <= self.budgets[i].total
+            used = 0 if self.serialized else self.budgets[i].used
+            return self._free[i] > 0 and used + nbytes <= self.budgets[i].total
 
         async with self._changed:
             while True:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 from gpu.options import DEVICE_PATHS, EngineOptions
 from market.address import Protocol as AddressProtocol
@@ -164,10 +164,18 @@ class ProverConfig(_Section):
     backend: Literal["auto", "cuda", "cpu"] = "auto"
     devices: list[Annotated[int, Field(ge=0)]] | Literal["all"] = "all"
     partition_workers: int = Field(default=1, ge=1)
-    memory_budget_gib: float = Field(default=0.0, ge=0)  # 0 = size from the device
+    # device memory the engine may allocate, key included, per device (GiB); 0 = what the device has free once
+    # the kernels have run once, less max(1 GiB, 2 %)
+    device_memory_gib: float = Field(default=0.0, ge=0)
+    # where a proof's bytes live (gpu.groth16.plan): auto = the first of resident / stream24 / stream16 that
+    # fits
+    device_layout: Literal["auto", "resident", "stream24", "stream16"] = "auto"
     # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
     params_dir: Path = Field(default_factory=default_params_dir)
     verify_before_submit: bool = True
+    # the readiness gate opens only on the official (published-digest) parameter files: the market verifies
+    # with the official keys. true admits development files (a test market of your own; never mainnet)
+    allow_development_params: bool = False
     # what the readiness gate loads and the agent proves: seal proof names (PoRep), "snap:" + an update proof
     # name (SnapDeals); the market's mainnet work is the 32GiB pair
     accepted_proof_types: list[str] = Field(
@@ -178,6 +186,16 @@ class ProverConfig(_Section):
     params_to_device: bool = DEVICE_PATHS
     ptx: Literal["evenodd", "cios", "off"] = "evenodd"
     cpu_threads: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: object) -> object:
+        if isinstance(data, dict) and "memory_budget_gib" in data:
+            raise ValueError(
+                "memory_budget_gib is now device_memory_gib (GiB the engine may allocate, the key included; "
+                "0 = from the device)"
+            )
+        return data
 
     @field_validator("accepted_proof_types")
     @classmethod
@@ -249,7 +267,8 @@ class RetentionConfig(_Section):
     discard_inputs: bool = True
 
 
-ENGINE_CIRCUITS = re.compile(r"(porep|snap)-(2k|8m|512m|32g|64g)")  # agent.cuzk.request.circuit_id's names
+# agent.cuzk.request.circuit_id's names
+ENGINE_CIRCUITS = re.compile(r"(porep|snap|wpost|winning)-(2k|8m|512m|32g|64g)")
 
 
 def parse_listen(listen: str) -> tuple[str, Path | None, bool]:
@@ -299,10 +318,9 @@ class EngineConfig(_Section):
     def _preload(cls, v: list[str]) -> list[str]:
         for cid in v:
             if not ENGINE_CIRCUITS.fullmatch(cid):
-                if cid.startswith(("wpost-", "winning-")):
-                    raise ValueError(f"{cid!r}: this engine does not serve PoSt")
                 raise ValueError(
-                    f"{cid!r} is not a circuit id (porep-32g, snap-32g, …, the test sizes 2k/8m/512m)"
+                    f"{cid!r} is not a circuit id (porep-32g, snap-32g, wpost-32g, winning-32g, …, the test "
+                    "sizes 2k/8m/512m)"
                 )
         if len(set(v)) != len(v):
             raise ValueError(f"a circuit is named twice in {v}")
@@ -401,6 +419,16 @@ def _check_environment() -> None:
             )
 
 
+def _undecodable_line(exc: SettingsError) -> str:
+    """An environment value pydantic-settings cannot decode (``PSAGENT_PROVER={``), in one line."""
+    m = re.search(r'field "(\w+)"', str(exc))
+    name = f"PSAGENT_{m[1].upper()}" if m else "a PSAGENT_ variable"
+    return (
+        f"invalid configuration in environment: {name}: not a JSON value for its key (set one key at a "
+        f"time: {name}__KEY=value)"
+    )
+
+
 def load_settings(path: Path | None = None) -> Settings:
     """Load the configuration; raise ConfigError with one line naming the bad key.
 
@@ -419,11 +447,18 @@ def load_settings(path: Path | None = None) -> Settings:
             raise ConfigError(f"configuration file not found: {path}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+        except UnicodeDecodeError as exc:  # TOML is UTF-8: a Latin-1 comment, a UTF-16 editor's save
+            raise ConfigError(
+                f"invalid TOML in {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); save the file as UTF-8"
+            ) from None
         except OSError as exc:
             raise ConfigError(f"cannot read configuration {path}: {exc.strerror}") from None
     _check_environment()
     try:
         return Settings(**data)
+    except SettingsError as exc:  # an environment value pydantic-settings cannot decode (PSAGENT_PROVER={)
+        raise ConfigError(_undecodable_line(exc)) from None
     except ValidationError as exc:
         env_keys = [k for k in os.environ if k.startswith("PSAGENT_")]
         where = source if not env_keys else f"{source} + environment"
@@ -454,15 +489,18 @@ class _ProverFromEnvironment(BaseSettings):
 
 
 def engine_options(settings: Settings | None = None) -> EngineOptions:
-    """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx and cpu_threads (without
-    ``settings``: the defaults and ``PSAGENT_PROVER__<KEY>``, as a configuration would read them; a bad value
-    is a ConfigError naming the key), and the kernel cache (``PSAGENT_NUMBA_CACHE=1``)."""
+    """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx, cpu_threads, device_memory_gib
+    and device_layout (without ``settings``: the defaults and ``PSAGENT_PROVER__<KEY>``, as a configuration
+    would read them; a bad value is a ConfigError naming the key), and the kernel cache
+    (``PSAGENT_NUMBA_CACHE=1``)."""
     if settings is not None:
         p = settings.prover
     else:
         _check_environment()
         try:
             p = _ProverFromEnvironment().prover
+        except SettingsError as exc:
+            raise ConfigError(_undecodable_line(exc)) from None
         except ValidationError as exc:
             raise ConfigError(_error_line(exc, "environment")) from None
     return EngineOptions(
@@ -471,4 +509,6 @@ def engine_options(settings: Settings | None = None) -> EngineOptions:
         ptx=p.ptx,
         cpu_threads=p.cpu_threads,
         kernel_cache=os.environ.get(KERNEL_CACHE_ENV) == "1",
+        device_memory=int(p.device_memory_gib * 2**30),
+        layout=p.device_layout,
     )

@@ -18,7 +18,7 @@ from typing import Any
 
 from agent.config import Settings
 
-__all__ = ["Finding", "Probes", "diagnose"]
+__all__ = ["Finding", "Probes", "accepted_proof_types", "diagnose"]
 
 MIN_CC = (7, 0)  # Volta: the kernels use 64-bit integer multiply-high and warp shuffles; measured on 9.0
 CLOCK_SKEW_S = 5.0  # the market refuses signatures dated more than 5 s in the future (and 60 s in the past)
@@ -201,22 +201,36 @@ def _memory(p: Probes, devices: list[Device] | None, plan: tuple[int, int] | Non
     return out
 
 
+def accepted_proof_types(settings: Settings) -> list[tuple[str, Any]]:
+    """(label, proof type) of ``prover.accepted_proof_types``: the parameters the readiness gate loads."""
+    from porep.prooftypes import proof_type
+    from porep.snap.params import update_proof_type
+
+    porep, snap = settings.prover.accepted()
+    return [(n, proof_type(n)) for n in porep] + [(f"{n} (update)", update_proof_type(n)) for n in snap]
+
+
 def _params(settings: Settings, proof_types: list[tuple[str, Any]]) -> list[Finding]:
     """Each accepted proof type's .params / .vk in prover.params_dir: official, development, damaged or
-    missing. A large file whose digest is not on record yet is not hashed here (minutes for 47 GB)."""
+    missing. A large file whose digest is not on record yet is not hashed here (minutes for 47 GB). Unless
+    ``prover.allow_development_params``, a development file is a finding as the gate refuses it, and the
+    fix for a missing one is the official file (never a development one)."""
     from agent.config import cache_dir
     from agent.paramfiles import ParamDigests, fetch_hint, verdict
+    from agent.proving.kind import WorkKind
     from agent.proving.parameters import params_paths
-    from porep.official_params import DAMAGED, OFFICIAL, registry
+    from porep.official_params import DAMAGED, DEVELOPMENT, OFFICIAL, registry
 
     d = settings.prover.params_dir
+    official_only = not settings.prover.allow_development_params
     digests = ParamDigests(cache_dir())
     out = []
     for label, pt in proof_types:
+        update = WorkKind.of(pt) is WorkKind.SNAP
         for path in params_paths(d, pt):
             what = f"{label} {path.suffix[1:]}"
             if not path.is_file():
-                hint = fetch_hint(pt.size_label, d, update="empty-sector-update" in pt.param_stem)
+                hint = fetch_hint(pt.size_label, d, update=update, official=official_only)
                 out.append(Finding("parameters", False, f"{what}: {path} missing", hint))
                 continue
             big = path.stat().st_size > 1 << 30
@@ -227,8 +241,13 @@ def _params(settings: Settings, proof_types: list[tuple[str, Any]]) -> list[Find
             v = verdict(path, digests)
             fix = {DAMAGED: "fetch it again (lotus fetch-params / curio fetch-params)"}.get(v.kind, "")
             ok = v.kind != DAMAGED
-            out.append(Finding("parameters", ok, f"{what}: {v.kind} ({v.reason})"
-                               + ("" if v.kind == OFFICIAL else "; the market checks official keys"), fix))
+            note = "" if v.kind == OFFICIAL else "; the market checks official keys"
+            if official_only and v.kind == DEVELOPMENT:
+                ok = False
+                note = "; the readiness gate refuses it: the market checks official keys"
+                fix = (fetch_hint(pt.size_label, d, update=update, official=True)
+                       + " (a test market only: prover.allow_development_params = true)")
+            out.append(Finding("parameters", ok, f"{what}: {v.kind} ({v.reason}){note}", fix))
     return out
 
 
@@ -264,15 +283,11 @@ def diagnose(
     market_timeout_s: float = MARKET_TIMEOUT_S,
 ) -> list[Finding]:
     """Every finding, in the order an operator fixes them. ``proof_types``: (label, proof type) whose
-    parameters are needed (default: the 32GiB PoRep and SnapDeals update); ``plan``: (host, device) bytes
-    of one proof when known."""
+    parameters are needed (default: the configuration's ``prover.accepted_proof_types``, what the readiness
+    gate loads); ``plan``: (host, device) bytes of one proof when known."""
     p = probes or Probes()
     if proof_types is None:
-        from porep.prooftypes import proof_type
-        from porep.snap.params import update_proof_type
-
-        proof_types = [("StackedDrg32GiBV1_1", proof_type("StackedDrg32GiBV1_1")),
-                       ("StackedDrg32GiBV1 (update)", update_proof_type("StackedDrg32GiBV1"))]
+        proof_types = accepted_proof_types(settings)
     out = _driver(p)
     driver_ok = out[0].ok
     out += _uvm(p)

@@ -122,7 +122,10 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
     prover_config = settings.prover.model_copy(update={"accepted_proof_types": [DRY_RUN_PROOF]})
     settings = settings.model_copy(update={"prover": prover_config})
     metrics = AgentMetrics()
-    prover = runtime.build_prover(settings, params_dir=params_dir, cache=cache, metrics=metrics)
+    # the mock market judges proofs with the development key it is given: development parameters are right
+    prover = runtime.build_prover(
+        settings, params_dir=params_dir, cache=cache, metrics=metrics, official_only=False
+    )
     console.print(f"prover backend: {prover.backend}, {prover.capacity} slot(s)")
     wallet = Wallet.generate()
     rules = MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1)

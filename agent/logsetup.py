@@ -19,8 +19,9 @@ _SECRET_QUERY = re.compile(r"((?:signature|sig|key|token)=)[^&\s'\"\\]+", re.IGN
 # Hex runs this long are secrets or worse in a log: a signature is ~190 hex digits, a lotus key export ~160;
 # digests (64) and CIDs (base32) stay readable.
 _LONG_HEX = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{128,}(?![0-9a-fA-F])")
-# Libraries that log every request URL (query included) at INFO.
-_CHATTY = ("httpx", "httpcore", "hpack", "uvicorn.access")
+# Libraries that log every request URL (query included) at INFO, and numba-cuda's driver, which logs every
+# pending and done deallocation at INFO (thousands of lines a 32GiB proof).
+_CHATTY = ("httpx", "httpcore", "hpack", "uvicorn.access", "numba.cuda.cudadrv.driver")
 
 
 def redact(text: str) -> str:

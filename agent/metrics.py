@@ -95,6 +95,7 @@ class _Device:
     busy_s: float = 0.0  # ended jobs; the running ones are added when read
     jobs_done: int = 0
     running: dict[str, tuple[float, str]] = field(default_factory=dict)  # job id -> (monotonic start, kind)
+    progress: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)  # job id -> its stage
 
 
 class DeviceLedger(Collector):
@@ -119,16 +120,28 @@ class DeviceLedger(Collector):
             self._devices[label].budget_bytes = budget_bytes
 
     @contextmanager
-    def busy(self, label: str, job_id: str, kind: str, reserved_bytes: int = 0) -> Iterator[None]:
-        """The device holds ``job_id`` for the block (its admission slot and ``reserved_bytes``)."""
+    def busy(
+        self,
+        label: str,
+        job_id: str,
+        kind: str,
+        reserved_bytes: int = 0,
+        *,
+        progress: Callable[[], dict[str, Any]] | None = None,
+    ) -> Iterator[None]:
+        """The device holds ``job_id`` for the block (its admission slot and ``reserved_bytes``);
+        ``progress``: where the job is (``agent.progress.StageProgress.snapshot``: stage, time left)."""
         with self._lock:
             d = self._devices[label]
             d.running[job_id] = (self._clock(), kind)
             d.reserved_bytes += reserved_bytes
+            if progress is not None:
+                d.progress[job_id] = progress
         try:
             yield
         finally:
             with self._lock:
+                d.progress.pop(job_id, None)
                 started, _ = d.running.pop(job_id)
                 d.busy_s += self._clock() - started
                 d.reserved_bytes -= reserved_bytes
@@ -146,6 +159,7 @@ class DeviceLedger(Collector):
             out = []
             for d in self._devices.values():
                 running = sorted(d.running.items(), key=lambda kv: kv[1][0])
+                where = d.progress.get(running[0][0]) if running else None
                 out.append(
                     {
                         "device": d.label,
@@ -157,6 +171,8 @@ class DeviceLedger(Collector):
                         "jobs_done": d.jobs_done,
                         "current_job_id": running[0][0] if running else "",
                         "current_proof_kind": running[0][1][1] if running else "",
+                        # the running proof's stage and time left (None: no proof, or no estimate yet)
+                        "current_progress": _progress(where),
                         "memory_total_bytes": d.total_bytes,
                         "memory_budget_bytes": d.budget_bytes,
                         "memory_reserved_bytes": d.reserved_bytes,
@@ -199,6 +215,16 @@ class DeviceLedger(Collector):
             for key, family in memory.items():
                 family.add_metric(label, d[f"memory_{key}_bytes"])
         yield from (busy, jobs, done, info, *memory.values())
+
+
+def _progress(read: Callable[[], dict[str, Any]] | None) -> dict[str, Any] | None:
+    if read is None:
+        return None
+    try:
+        return read()
+    except Exception as e:  # noqa: BLE001 - a status read never fails for a progress figure
+        log.warning("progress: %s: %s", type(e).__name__, e)
+        return None
 
 
 class QueueDepth(Collector):
@@ -284,6 +310,7 @@ class ProverMetrics:
         self.devices = DeviceLedger()
         r.register(self.devices)
         self._params: dict[tuple[str, str], float] = {}
+        self._origins: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     # -- recording ---------------------------------------------------------------------------------------
@@ -291,8 +318,11 @@ class ProverMetrics:
     def set_queue(self, counts: Mapping[RequestState, int] | Mapping[str, int]) -> None:
         self.queue.set(counts)
 
-    def params_loaded(self, proof_type: str, kind: str) -> None:
+    def params_loaded(self, proof_type: str, kind: str, origin: str | None = None) -> None:
+        """``origin``: official / development / damaged (agent.paramfiles; None: not looked at)."""
         with self._lock:
+            if origin is not None:
+                self._origins[(proof_type, kind)] = origin
             if (proof_type, kind) in self._params:
                 return
             self._params[(proof_type, kind)] = time.time()
@@ -340,6 +370,7 @@ class ProverMetrics:
         """The prover half of ``/status`` (shaped like cuzk's GetStatus)."""
         with self._lock:
             loaded = sorted(self._params.items())
+            origins = dict(self._origins)
         return {
             "version": self.build["version"],
             "role": self.build["role"],
@@ -347,7 +378,8 @@ class ProverMetrics:
             "uptime_seconds": round(self.uptime_s(), 1),
             "devices": self.devices.snapshot(),
             "loaded_parameters": [
-                {"proof_type": pt, "kind": kind, "loaded_at": at} for (pt, kind), at in loaded
+                {"proof_type": pt, "kind": kind, "loaded_at": at, "origin": origins.get((pt, kind))}
+                for (pt, kind), at in loaded
             ],
             "proofs": {outcome: self.count(self.proofs, outcome=outcome) for outcome in PROOF_OUTCOMES},
         }

@@ -46,20 +46,29 @@ def official_dir_of(path: Path) -> Path | None:
     return None
 
 
-def fetch_hint(size_label: str, directory: Path, *, update: bool = False) -> str:
+def fetch_hint(
+    size_label: str, directory: Path, *, update: bool = False, official: bool = False, post: str | None = None
+) -> str:
     """What to do about missing parameters in ``directory``: fetch the official files into Filecoin's
-    directory; development ones only elsewhere (``params generate`` refuses the official directory)."""
+    directory; development ones only elsewhere (``params generate`` refuses the official directory), and
+    never for the real market (``official``: only the official files are named). ``post``: the PoSt circuit
+    (winning / window) they are for."""
+    if official:
+        where = "" if official_dir_of(directory) is not None else f"FIL_PROOFS_PARAMETER_CACHE={directory} "
+        return (
+            f"fetch the official files: {where}lotus fetch-params {size_label} (or curio fetch-params "
+            f"{size_label})"
+        )
+    which = " --update" if update else f" --post {post}" if post else ""
     if official_dir_of(directory) is not None:
         return (
             f"fetch the official files: lotus fetch-params {size_label} (or curio fetch-params "
             f"{size_label}); development parameters go elsewhere: psagent params generate --sector-size "
-            f"{size_label}{' --update' if update else ''} --out ./params, then point prover.params_dir / "
-            "--params-dir there"
+            f"{size_label}{which} --out ./params, then point prover.params_dir / --params-dir there"
         )
     return (
         f"official: FIL_PROOFS_PARAMETER_CACHE={directory} lotus fetch-params {size_label}; or make a "
-        f"development one with: psagent params generate --sector-size {size_label}"
-        f"{' --update' if update else ''} --out {directory}"
+        f"development one with: psagent params generate --sector-size {size_label}{which} --out {directory}"
     )
 
 

@@ -17,6 +17,7 @@ import errno
 import logging
 import os
 import socket
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -130,6 +131,12 @@ def check_store_creatable(path: Path) -> None:
         raise ConfigError(f"{where}: Not a directory ({anchor} is a file)")
     if not os.access(anchor, os.W_OK | os.X_OK):
         raise ConfigError(f"{where}: Permission denied (no write access to {anchor})")
+    # the permission bits can say yes where the file system says no (root in /proc or /sys, a read-only
+    # mount): make and remove a directory where run would make the store's, as run's mkdir would fail
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".psagent-status-", dir=anchor))
+    except OSError as exc:
+        raise ConfigError(f"{where}: {exc.strerror or exc} (in {anchor})") from None
 
 
 def preflight(settings: Settings, *, agent_running: bool = False) -> Wallet:

@@ -124,21 +124,26 @@ async def request_round(
             result.added += 1
             log.info("matched request %s (service id %d, ask %d)", req.request_cid, req.id, req.work_ask_id)
 
-    # work the market took back (a passed deadline, reassigned): rows not yet being proven that the poll no
-    # longer lists go gone now, so no device time is spent on a proof the market would answer with 410
+    # work the market took back (a passed deadline, reassigned): rows not yet submitted that the poll no
+    # longer lists go gone now, so no device time is spent on a proof the market would answer with 410 (a
+    # proof in progress sees its row gone and stops at its next partition boundary: agent.stages)
     listed_cids = {r.request_cid for r in response.requests if r.request_cid is not None and not r.done}
-    for row in await in_worker(store.list_requests, [RequestState.QUEUED, RequestState.FETCHED]):
+    taken_back = [RequestState.QUEUED, RequestState.FETCHED, RequestState.PROVING]
+    for row in await in_worker(store.list_requests, taken_back):
         if row.request_cid in listed_cids:
             continue
+        proving = row.state is RequestState.PROVING
         try:
             await in_worker(
                 store.transition, row.row_id, row.state, RequestState.GONE,
-                error="gone: the market no longer lists it (taken back before it was proven)",
+                error="gone: the market no longer lists it (taken back "
+                + ("while it was proven)" if proving else "before it was proven)"),
             )
         except TransitionError:
-            continue  # claimed for proving meanwhile: the submit's 410 settles it
+            continue  # it moved meanwhile (claimed, computed): the next round or the submit's 410 settles it
         result.gone += 1
-        log.warning("request %s: the market no longer lists it; not proving it", row.request_cid)
+        log.warning("request %s: the market no longer lists it; %s", row.request_cid,
+                    "stopping its proof" if proving else "not proving it")
     # reconcile asks with what the market lists
     listed = {a.id for a in response.active_asks}
     known = {a.ask_id: a for a in await in_worker(store.asks)}

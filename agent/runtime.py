@@ -177,35 +177,51 @@ def build_prover(
     cache: Path | None = None,
     list_devices: Callable[[], Sequence[Device]] | None = None,
     metrics: ProverMetrics | None = None,
+    jobs_per_device: int = 1,
+    official_only: bool | None = None,
 ) -> AdmittedProver:
     """The agent's prover from ``[prover]``: :func:`build_pipeline` behind admission, each device with its
-    slot and ``memory_budget_gib`` of budget, every partition verified unless ``verify_before_submit`` is
-    false (its debug switch set), the readiness gate loading the parameters of ``accepted_proof_types``;
-    ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters."""
+    slot and its engine's device budget (``device_memory_gib``), every partition verified unless
+    ``verify_before_submit`` is false (its debug switch set), the readiness gate loading the parameters of
+    ``accepted_proof_types``;
+    ``metrics``: where the prover records proofs, partition stages, devices and loaded parameters;
+    ``official_only``: whether the gate refuses parameter files that are not the official ones (None: unless
+    ``allow_development_params``; the dry run and the mock market pass False); ``jobs_per_device``: proofs
+    admitted to a device at once (``bench e2e``'s steady state)."""
+    p = settings.prover
     pipeline = build_pipeline(settings, params_dir=params_dir, cache=cache, list_devices=list_devices)
-    return _admitted(settings, pipeline, settings.prover.accepted(), metrics)
+    porep, snap = p.accepted()
+    return _admitted(
+        settings, pipeline, (porep, snap, ()), metrics, jobs_per_device=jobs_per_device,
+        official_only=not p.allow_development_params if official_only is None else official_only,
+    )
 
 
 def _admitted(
     settings: Settings,
     pipeline: ProofPipeline,
-    accepted: tuple[Sequence[str], Sequence[str]],
+    accepted: tuple[Sequence[str], Sequence[str], Sequence[str]],
     metrics: ProverMetrics | None,
+    *,
+    jobs_per_device: int = 1,
+    official_only: bool,
 ) -> AdmittedProver:
-    """``pipeline`` behind admission as ``[prover]`` says (each device's memory budget, the pairing check
-    unless ``verify_before_submit``'s debug switch is set); ``accepted``: the (PoRep, update) proof type
-    names whose parameters the warm-up loads."""
+    """``pipeline`` behind admission as ``[prover]`` says (each device's budget its engine's, the pairing
+    check unless ``verify_before_submit``'s debug switch is set); ``accepted``: the (PoRep, update, PoSt)
+    proof type names whose parameters the warm-up loads; ``jobs_per_device`` and ``official_only`` as
+    ``AdmittedProver``'s."""
     from agent.proving.prover import AdmittedProver
 
-    p = settings.prover
-    porep, snap = accepted
+    porep, snap, post = accepted
     return AdmittedProver(
         pipeline,
         accepted=porep,
         accepted_update=snap,
-        device_budget_bytes=int(p.memory_budget_gib * 2**30) or None,
-        verify=p.verify_before_submit,
+        accepted_post=post,
+        verify=settings.prover.verify_before_submit,
         metrics=metrics,
+        jobs_per_device=jobs_per_device,
+        official_only=official_only,
     )
 
 
@@ -355,15 +371,19 @@ def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, *
     """The agent's pipeline (:func:`build_pipeline`, ``[prover]``) behind admission, as :func:`build_prover`
     makes it, except that the warm-up loads ``engine.preload``'s parameters and nothing restricts the proof
     types (``prover.accepted_proof_types`` is the market agent's: the engine proves what Curio sends, for
-    every size whose parameters it has). ``metrics``: where the prover records (GetMetrics serves them);
-    ``kw`` as build_pipeline's (tests: devices, cache)."""
+    every size whose parameters it has), and its gate does not refuse development parameter files
+    (``official_only`` off). ``metrics``: where the prover records (GetMetrics serves them); ``kw`` as
+    build_pipeline's (tests: devices, cache)."""
     from agent.cuzk.request import circuit_proof_type
     from agent.proving.kind import WorkKind
 
     pts = [circuit_proof_type(c) for c in settings.engine.preload]
-    porep = [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.POREP]
-    snap = [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.SNAP]
-    return _admitted(settings, build_pipeline(settings, **kw), (porep, snap), metrics)
+    accepted = (
+        [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.POREP],
+        [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.SNAP],
+        [pt.name for pt in pts if WorkKind.of(pt).post_kind is not None],
+    )
+    return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics, official_only=False)
 
 
 def serve_engine(settings: Settings, *, listen: str | None = None) -> None:

@@ -22,6 +22,7 @@ Work this agent cannot prove is recorded as failed with the reason, never silent
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -32,10 +33,20 @@ from typing import Protocol
 
 import anyio
 
+from agent.proving.pipeline import ProofCancelled
 from agent.proving.prover import Proven
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import JobId, Work, WorkError, WorkKind
-from agent.store import Payment, RequestRow, RequestState, Store, claimed, in_worker, leased
+from agent.store import (
+    Payment,
+    RequestRow,
+    RequestState,
+    Store,
+    TransitionError,
+    claimed,
+    in_worker,
+    leased,
+)
 from market.client import AlreadyAccepted
 from market.errors import MarketError, ProtocolError, Rejected, WorkGone
 from market.models import ProofReward
@@ -59,9 +70,18 @@ S = RequestState
 
 class Prover(Protocol):
     """Turns checked work into proof bytes (192 per partition) and the one verdict on them (the agent's is
-    ``agent.proving.prover.AdmittedProver``: admission, the proof pipeline, a pairing check per partition)."""
+    ``agent.proving.prover.AdmittedProver``: admission, the proof pipeline, a pairing check per partition).
+    A prover whose ``prove`` also takes ``cancel`` (a threading.Event; set: ``ProofCancelled`` at the next
+    partition boundary) is stopped when the market takes the work back while it is being proven."""
 
     async def prove(self, work: Work, job_id: str) -> Proven: ...
+
+
+def _takes_cancel(prover: Prover) -> bool:
+    try:
+        return "cancel" in inspect.signature(prover.prove).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class FetchMarket(Protocol):
@@ -79,6 +99,9 @@ class StageSettings:
     # prover.verify_before_submit = false under its debug switch: a proof whose partitions were not checked
     # is stored as computed (with a warning); one that failed its check never is
     submit_unverified: bool = False
+    # how often a proof in progress looks whether its work is still ours (the request loop marks work the
+    # market took back gone; the deadline may pass): then it stops at the next partition boundary
+    watch_s: float = 2.0
 
 
 class WorkHandoff:
@@ -255,11 +278,18 @@ async def _prove_claimed(
             )
     job_id = JobId.for_request(work, row.row_id, row.attempts)
     t0 = time.perf_counter()
+    watch = _Watch(store, row, settings, clock)
     try:
-        proven = await prover.prove(work, job_id)
+        proven = await watch.prove(prover, work, job_id)
+    except ProofCancelled:
+        if watch.why is None:  # cancelled by nobody here: a prover fault like any other
+            return await _retry_or_fail(store, row, "prover: cancelled", settings, c)
+        return await watch.end(c)
     except Exception as e:  # a prover fault: retry (bounded), never lose the work
         log.exception("request %s: prover failed (attempt %d)", row.request_cid, row.attempts)
         return await _retry_or_fail(store, row, f"prover: {type(e).__name__}: {e}", settings, c)
+    if watch.why is not None:  # taken back while a prover that cannot stop finished it: nothing to store
+        return await watch.end(c)
     c.add_time("prove", time.perf_counter() - t0)
     proof, report = proven.proof, proven.report
     if len(proof) != work.proof_bytes:
@@ -273,9 +303,86 @@ async def _prove_claimed(
         return await _retry_or_fail(store, row, f"verify: {report.diagnosis()}", settings, c)
     c.proofs_ok += 1
     # owner-fenced: if this member was presumed dead and the row re-queued, its late proof is refused
-    return await in_worker(
-        store.transition, row.row_id, S.PROVING, S.COMPUTED, proof=proof, job_id=job_id, owner=settings.owner
-    )
+    try:
+        return await in_worker(
+            store.transition, row.row_id, S.PROVING, S.COMPUTED, proof=proof, job_id=job_id,
+            owner=settings.owner,
+        )
+    except TransitionError:
+        now = await in_worker(store.get, row.row_id)
+        if now.state is not S.GONE:
+            raise
+        log.warning("request %s: taken back by the market as its proof ended; not submitted", row.request_cid)
+        return now
+
+
+class _Watch:
+    """A proof's look-out while it runs: every ``watch_s`` it reads the row (the request loop marks work the
+    market no longer lists gone, from proving too) and the deadline; either sets ``why`` and the prover's
+    cancel event, so the proof stops at its next partition boundary instead of running to the end for a
+    submit the market answers with 410."""
+
+    def __init__(
+        self, store: Store, row: RequestRow, settings: StageSettings, clock: Callable[[], float]
+    ) -> None:
+        self.store, self.row, self.settings, self.clock = store, row, settings, clock
+        self.cancel = threading.Event()
+        self.why: str | None = None
+        self.deadline = False
+
+    def _look(self) -> None:
+        now = self.row_now()
+        if now.state is not S.PROVING or now.owner != self.settings.owner:
+            self.why = f"the market took it back while it was proven ({now.state.value})"
+        elif self.row.deadline is not None and self.clock() > self.row.deadline:
+            self.why, self.deadline = "deadline passed while proving", True
+        if self.why is not None:
+            self.cancel.set()
+
+    def row_now(self) -> RequestRow:
+        return self.store.get(self.row.row_id)
+
+    async def prove(self, prover: Prover, work: Work, job_id: str) -> Proven:
+        if not _takes_cancel(prover):
+            proven = await prover.prove(work, job_id)
+            await in_worker(self._look)
+            return proven
+        result: list[Proven] = []
+        failure: list[Exception] = []  # raised after the group: a task group wraps what escapes it
+        async with anyio.create_task_group() as tg:
+
+            async def look_out() -> None:
+                while self.why is None:
+                    await anyio.sleep(self.settings.watch_s)
+                    try:
+                        await in_worker(self._look)
+                    except Exception as e:  # noqa: BLE001 - a store hiccup: look again next time
+                        log.warning("request %s: cannot read its row: %s", self.row.request_cid, e)
+
+            tg.start_soon(look_out)
+            try:
+                result.append(await prover.prove(work, job_id, cancel=self.cancel))  # type: ignore[call-arg]
+            except Exception as e:  # noqa: BLE001 - re-raised below, as itself
+                failure.append(e)
+            finally:
+                tg.cancel_scope.cancel()
+        if failure:
+            raise failure[0]
+        return result[0]
+
+    async def end(self, c: StageCounters) -> RequestRow:
+        """The row of a proof stopped (or finished) after its work was taken back: gone, without a submit."""
+        c.gone += 1
+        log.warning("request %s: %s; proof stopped, not submitted", self.row.request_cid, self.why)
+        if not self.deadline:
+            return await in_worker(self.row_now)
+        try:
+            return await in_worker(
+                self.store.transition, self.row.row_id, S.PROVING, S.GONE, error=f"{self.why}; proof stopped",
+                owner=self.settings.owner,
+            )
+        except TransitionError:  # the request loop marked it gone meanwhile
+            return await in_worker(self.row_now)
 
 
 async def _retry_or_fail(

@@ -55,10 +55,11 @@ def _bars(key: str, hours: list[dict[str, Any]], field: str, unit: str) -> str:
     """24 bars, one per clock hour, the running hour last; a bar's ``data-v`` is its raw value."""
     values = [int(h[field]) for h in hours]
     top = max(values) or 1
-    w, h, left, bottom, top_pad = 600, 170, 70, 24, 14
+    label_top = fil(top) if unit == "FIL" else str(top)
+    # the axis label's room from its length (11 px text, ~6.5 px a character): "0.000123456 FIL" was clipped
+    w, h, left, bottom, top_pad = 600, 170, max(70, int(6.5 * len(label_top)) + 14), 24, 14
     bw = (w - left - 8) / len(values)
     plot_h = h - bottom - top_pad
-    label_top = fil(top) if unit == "FIL" else str(top)
     parts = [
         f'<svg class="chart" data-k="{escape(key)}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
         f'role="img" aria-label="{escape(key)}">',
@@ -107,7 +108,22 @@ svg.chart .bar{fill:#3b6fd8}svg.chart .axis{stroke:#8a92a3}svg.chart .grid{strok
 svg.chart .ylab{font-size:11px;text-anchor:end;fill:#4a5262}
 svg.chart .xlab{font-size:11px;text-anchor:middle;fill:#4a5262}
 .err{color:#a3281c}.muted{color:#6b7280}code{font-size:12px}
+td.err{overflow-wrap:anywhere;word-break:break-word;max-width:0;width:60%}
 """
+LONG_ERROR = 240  # characters of a loop's or a request's error shown; the whole line is its tooltip
+
+
+def _clip(text: str, n: int = LONG_ERROR) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _where(progress: dict[str, Any] | None) -> str:
+    """A running proof's stage and time left (agent.progress.StageProgress.snapshot)."""
+    if not progress:
+        return ""
+    left = progress.get("eta_seconds")
+    tail = f", about {_dur(left)} left" if left is not None else ", time left not known yet"
+    return f"{progress.get('stage', '')}{tail}"
 
 
 def _card(label: str, key: str, value: Any, text: str | None = None) -> str:
@@ -182,22 +198,40 @@ def render(doc: dict[str, Any]) -> str:
     for d in doc["devices"]:
         key = f"devices.{d['device']}"
         state = f"proving {d['current_proof_kind']}" if d["busy"] else "idle"
+        where = _where(d.get("current_progress")) if d["busy"] else ""
+        cpu = d["backend"] == "cpu"
+        name = "CPU" if cpu else f"GPU {d['device']}"
+        if cpu:  # the CPU backend's one slot: no device memory, no budget of its own to show
+            memory = "host memory"
+        else:
+            peak = f", peak {escape(_gib(d['memory_peak_bytes']))}" if d["memory_peak_bytes"] else ""
+            memory = (
+                f"{escape(_gib(d['memory_reserved_bytes']))} of {escape(_gib(d['memory_budget_bytes']))} "
+                f"reserved{peak}"
+            )
+        running = d.get("jobs_running", 0)
+        jobs = (f"{_v(f'{key}.jobs_running', running)} running, " if running else "") + (
+            f"{_v(f'{key}.jobs_done', d['jobs_done'])} done"
+        )
         out.append(
-            f"<tr><td>{escape(d['device'])} <span class=muted>{escape(d['name'])} ({escape(d['backend'])})"
-            f"</span></td><td>{_v(f'{key}.state', state)}</td>"
-            f"<td>{_v(f'{key}.busy_seconds', d['busy_seconds'], _dur(d['busy_seconds']))}</td>"
-            f"<td>{_v(f'{key}.jobs_done', d['jobs_done'])}</td>"
-            f"<td>{escape(_gib(d['memory_reserved_bytes']))} of {escape(_gib(d['memory_budget_bytes']))}"
-            f" reserved{', peak ' + escape(_gib(d['memory_peak_bytes'])) if d['memory_peak_bytes'] else ''}"
-            "</td></tr>"
+            f"<tr><td>{escape(name)}"
+            + ("" if cpu else f" <span class=muted>{escape(d['name'])} ({escape(d['backend'])})</span>")
+            + f"</td><td>{_v(f'{key}.state', state)}"
+            + (f"<br><span class=muted>{_v(f'{key}.progress', where)}</span>" if where else "")
+            + f"</td><td>{_v(f'{key}.busy_seconds', d['busy_seconds'], _dur(d['busy_seconds']))}</td>"
+            f"<td>{jobs}</td><td>{memory}</td></tr>"
         )
     if not doc["devices"]:
         out.append("<tr><td colspan=5 class=muted>no proving device registered</td></tr>")
     out.append("</table><h2 style='margin-top:12px'>Parameters loaded</h2><ul>")
     for p in doc["loaded_parameters"]:
+        origin = p.get("origin") or "not checked"
+        cls = "err" if origin in ("development", "damaged") else "muted"
+        origin_key = "loaded_parameters." + p["proof_type"] + ".origin"
         out.append(
-            f"<li>{_v('loaded_parameters', p['proof_type'])} <span class=muted>({escape(p['kind'])}, "
-            f"since {escape(_t(p['loaded_at']))})</span></li>"
+            f"<li>{_v('loaded_parameters', p['proof_type'])} <span class=muted>({escape(p['kind'])},</span> "
+            f"<span class={cls}>{_v(origin_key, origin)}</span>"
+            f"<span class=muted>, since {escape(_t(p['loaded_at']))})</span></li>"
         )
     if not doc["loaded_parameters"]:
         out.append("<li class=muted>none yet</li>")
@@ -207,7 +241,7 @@ def render(doc: dict[str, Any]) -> str:
     for name, loop in doc.get("loops", {}).items():
         out.append(
             f"<tr><td>{escape(name)}</td><td>{_v(f'loops.{name}.errors', loop['errors'])}</td>"
-            f"<td class=err>{escape(loop['last_error'])} "
+            f"<td class=err title=\"{escape(loop['last_error'])}\">{escape(_clip(loop['last_error']))} "
             f"<span class=muted>{escape(_t(loop['last_error_at']))}</span></td></tr>"
         )
     if not doc.get("loops"):

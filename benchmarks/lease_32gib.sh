@@ -17,8 +17,18 @@
 #       bash benchmarks/lease_32gib.sh start
 # (NUMBA_DIR: the kernels the PoRep run compiled; SITE: the wheels it installed).
 #
+# P27: the proof in bounded device memory. LAYOUTS lists the e2e runs, each "LAYOUT:GIB:WARM[:STEADY]" (the
+# engine's prover.device_layout, prover.device_memory_gib with 0 = the device's own budget, warm proofs after
+# the cold one, steady-state proofs INFLIGHT at a time: default $STEADY), default "auto:0:$WARM auto:20.5:1 auto:13.4:0": the H100's own budget (the resident layout), a 24 GB
+# card's (~22 GB left after its context and the kernels' local memory: stream24) and a 16 GB card's (~14.4 GB:
+# stream16). Each run is exported to export-<i> and verified; nvidia-smi samples the device's memory beside it.
+#
 # Steps (STEPS to choose; default: all that apply to BACKEND):
 #   env     machine, versions, disk and memory
+#   msm     (cuda, not in the default list) P28's baseline: bench msm G1 2^24 and G2 2^22
+#   gpucheck (cuda) tests/gpu/groth16/test_memory_plan.py and test_spmv_cuda.py on the GPU: every layout's
+#           small proof equals the CPU's bytes, each phase within its plan (the counting memory manager), the
+#           cap refused in the named phase; a failure stops the driver
 #   c1      `psagent c1 synth` C1s: SIZE (miner 1000, sector 1) and, for the path check, 2KiB
 #   prep    in the background from the start: the SIZE circuit template recorded into the cache (the plan of
 #           `bench e2e --plan-only` needs it; params generate and the proof then only tile it)
@@ -39,8 +49,9 @@ MODE=${1:-start}
 SIZE=${SIZE:-32GiB}
 KIND=${KIND:-porep}
 BACKEND=${BACKEND:-cuda}
-WARM=${WARM:-3}
-STEADY=${STEADY:-2}
+WARM=${WARM:-2}
+LAYOUTS=${LAYOUTS:-auto:0:$WARM auto:20.5:1 auto:13.4:0}
+STEADY=${STEADY:-0}
 INFLIGHT=${INFLIGHT:-2}
 POLL_S=${POLL_S:-540}
 W=${W:-/tmp/psagent-lease}
@@ -101,7 +112,7 @@ drive() {
     environment
     TIMEV=(); [[ -x /usr/bin/time ]] && TIMEV=(/usr/bin/time -v)
     local default="env c1 prep plan params e2e verify"
-    [[ $BACKEND == cuda && $KIND == porep ]] && default="env c1 prep p2k paths plan params e2e verify"
+    [[ $BACKEND == cuda ]] && default="env c1 prep gpucheck plan params e2e verify"
     STEPS=${STEPS:-$default}
     note "driver: KIND=$KIND SIZE=$SIZE BACKEND=$BACKEND STEPS='$STEPS' WARM=$WARM STEADY=$STEADY INFLIGHT=$INFLIGHT"
     local update=() sector=(--miner 1000 --sector 1)
@@ -157,6 +168,11 @@ t = time.perf_counter(); pa(c1, 0, cache_dir=sys.argv[2]); print(f'witness 0: {t
           result prep_witness $? $((SECONDS - t0)) ) &
         prep_pid=$!
     fi
+    if has gpucheck && [[ $BACKEND == cuda ]]; then
+        step gpucheck 600 env PSAGENT_REAL_CUDA=1 "$PY" -m pytest -q -x -p no:cacheprovider \
+            tests/gpu/groth16/test_memory_plan.py tests/gpu/groth16/test_spmv_cuda.py \
+            || { note "gpucheck failed: stopping before the 32GiB runs"; return 1; }
+    fi
     if has p2k; then
         step p2k 300 "${TIMEV[@]}" "${PSAGENT[@]}" params generate --sector-size 2KiB --backend cuda --test-seed 7 \
             --out "$W/p2k"
@@ -188,13 +204,19 @@ EOF
     fi
     if [[ -n $prep_pid ]]; then wait "$prep_pid"; note "prep done: $(tail -n 1 "$W/results.jsonl")"; fi
     if has plan; then
-        step plan 300 "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" --backend "$BACKEND" --plan-only
+        local spec lay gib i=0
+        for spec in $LAYOUTS; do
+            IFS=: read -r lay gib _ <<<"$spec"
+            step "plan-$i" 300 env PSAGENT_PROVER__DEVICE_LAYOUT="$lay" PSAGENT_PROVER__DEVICE_MEMORY_GIB="$gib" \
+                "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" --backend "$BACKEND" --plan-only
+            i=$((i + 1))
+        done
     fi
     if has params; then
         local need stem
         read -r need stem < <("$PY" - "$SIZE" "$KIND" 2>>"$W/summary.log" <<'EOF'
 import sys
-from agent.proving.pipeline import memory_plan_of
+from agent.proving.plan import sizes_of
 from gpu.groth16.plan import params_file_bytes
 if sys.argv[2] == "snap":
     from porep.snap.params import update_proof_type
@@ -202,7 +224,7 @@ if sys.argv[2] == "snap":
 else:
     from porep.prooftypes import proof_type
     pt = proof_type(f"StackedDrg{sys.argv[1]}V1_1")
-sizes, _ = memory_plan_of(pt, cuda=False, device_spmv=False)  # the circuit follows the proof type
+sizes = sizes_of(pt)  # the circuit follows the proof type
 print(params_file_bytes(sizes), pt.param_stem)  # the stem: a PoRep and a Snap file may share the directory
 EOF
 )
@@ -233,24 +255,39 @@ EOF
         STEPS=${STEPS/e2e/}
     fi
     PARAMS_DIR=${PARAMS_DIR:-$W/params}
-    if has e2e && [[ $BACKEND == cuda && ($SIZE == 32GiB || $SIZE == 64GiB) ]]; then
-        # an 80 GB card holds a 32GiB key and one partition's buffers (75 GB planned) but not the resident
-        # R1CS and its scratch as well (81 GB): A.w, B.w, C.w on the host there
-        local mib; mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
-        if [[ -n $mib && $mib -lt 100000 && $PSAGENT_PROVER__DEVICE_SPMV == 1 ]]; then
-            export PSAGENT_PROVER__DEVICE_SPMV=0
-            note "e2e: ${mib} MiB of device memory: the device SpMV off for $SIZE (host SpMV)"
-        fi
-    fi
     if has e2e; then
-        rm -rf "$W/export"
-        step e2e 1500 "${TIMEV[@]}" "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" "${sector[@]}" \
-            --backend "$BACKEND" --params-dir "$PARAMS_DIR" --warm-runs "$WARM" --steady "$STEADY" \
-            --in-flight "$INFLIGHT" --plan --export "$W/export" --jsonl "$W/e2e.jsonl" --json-out "$W/e2e.json"
-        result e2e_rss 0 0 "\"rss_gib\": \"$(peak_rss e2e)\""
+        local spec lay gib warm steady i=0
+        for spec in $LAYOUTS; do
+            IFS=: read -r lay gib warm steady <<<"$spec"
+            rm -rf "$W/export-$i"
+            local smi=""
+            if command -v nvidia-smi >/dev/null 2>&1 && [[ $BACKEND == cuda ]]; then
+                nvidia-smi --query-gpu=timestamp,memory.used,memory.total,utilization.gpu --format=csv,noheader \
+                    -lms 500 >"$W/smi-$i.csv" 2>/dev/null &
+                smi=$!
+            fi
+            step "e2e-$i" 1500 env PSAGENT_PROVER__DEVICE_LAYOUT="$lay" PSAGENT_PROVER__DEVICE_MEMORY_GIB="$gib" \
+                "${TIMEV[@]}" "${PSAGENT[@]}" bench e2e --c1 "$W/c1.json" "${sector[@]}" \
+                --backend "$BACKEND" --params-dir "$PARAMS_DIR" --warm-runs "${warm:-0}" --steady "${steady:-$STEADY}" \
+                --in-flight "$INFLIGHT" --plan --export "$W/export-$i" --jsonl "$W/e2e-$i.jsonl" \
+                --json-out "$W/e2e-$i.json"
+            local rc=$?
+            [[ -n $smi ]] && kill "$smi" 2>/dev/null
+            local peak; peak=$(awk -F', ' '{gsub(/ MiB/, "", $2); if ($2 > m) m = $2} END {print m + 0}' "$W/smi-$i.csv" 2>/dev/null)
+            result "e2e-$i-mem" 0 0 "\"layout\": \"$lay\", \"gib\": \"$gib\", \"rss_gib\": \"$(peak_rss "e2e-$i")\", \"smi_peak_mib\": ${peak:-0}"
+            if has verify && [[ -d $W/export-$i ]]; then
+                step "verify-$i" 300 "$PY" benchmarks/verify_export.py "$W/export-$i" --c1 "$W/c1.json" \
+                    --json "$W/verify-$i.json"
+            fi
+            i=$((i + 1))
+            (( rc == 0 )) || note "e2e-$i: rc=$rc (the next layout still runs)"
+        done
     fi
-    if has verify; then
-        step verify 300 "$PY" benchmarks/verify_export.py "$W/export" --c1 "$W/c1.json" --json "$W/verify.json"
+    if has msm && [[ $BACKEND == cuda ]]; then  # P28's baseline on the same card: MSM 2^24 G1, the G2 MSM 2^22
+        step msm-g1 240 "${PSAGENT[@]}" bench msm --backend cuda --log2n 24 --group g1 --reps 5 \
+            --json-out "$W/msm-g1.json"
+        step msm-g2 240 "${PSAGENT[@]}" bench msm --backend cuda --log2n 22 --group g2 --reps 3 \
+            --json-out "$W/msm-g2.json"
     fi
     note "driver: done"
 }
@@ -261,7 +298,7 @@ collect() {
     mkdir -p "$OUTD"
     cp -f "$W/summary.log" "$W/results.jsonl" "$OUTD/" 2>/dev/null
     tar czf "$OUTD/logs.tgz" -C "$W" --exclude='*.params' --exclude='params' --exclude='cache' --exclude='numba' \
-        --exclude='site' --exclude='out' --exclude='*.json.gz' --exclude='c1*.json' . 2>/dev/null
+        --exclude='site' --exclude='out' --exclude='repo' --exclude='*.json.gz' --exclude='c1*.json' . 2>/dev/null
 }
 
 finished() { [[ -f $W/driver.done ]]; }
@@ -292,14 +329,24 @@ assert numpy.__version__ < '2.5'" 2>/dev/null && ls "$REPO"/.whl/*.whl >/dev/nul
             python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
                 "$REPO"/.whl/*.whl >"$W/pip.log" 2>&1 || { cat "$W/pip.log"; exit 1; }
         fi
-        cd "$REPO"
+        # the driver runs from a copy of the tree under $W: each device call lays the working tree anew (a
+        # driver polled in a later call found its directory gone); `SYNC=1 ... poll` copies a newer tree over
+        # it, which the steps not started yet then run
+        mkdir -p "$W/repo"
+        cp -a "$REPO"/. "$W/repo/" 2>/dev/null; rm -rf "$W/repo/.whl"
+        cd "$W/repo"
         cp "$0" "$W/lease.sh"  # the driver runs a copy: bash reads a script as it goes, so an edit would reach it
-        REPO=$REPO setsid bash -c "bash '$W/lease.sh' drive; touch '$W/driver.done'" >"$W/driver.log" 2>&1 </dev/null &
+        REPO=$W/repo setsid bash -c "bash '$W/lease.sh' drive; touch '$W/driver.done'" >"$W/driver.log" 2>&1 </dev/null &
         echo $! >"$W/driver.pid"
         echo "driver started (pid $(cat "$W/driver.pid")), state in $W"
         poll ;;
     drive) cd "$REPO"; drive ;;
-    poll) poll ;;
+    poll)
+        if [[ ${SYNC:-0} == 1 && -d $W/repo ]]; then
+            cp -a "$REPO"/. "$W/repo/" 2>/dev/null; rm -rf "$W/repo/.whl"
+            echo "synced the tree into $W/repo (steps not started yet run it)"
+        fi
+        poll ;;
     status) POLL_S=0 poll ;;
     *) echo "usage: $0 start|poll|status" >&2; exit 2 ;;
 esac

@@ -1,8 +1,9 @@
 """The engine's options as one value: how it computes, decided by its caller, never read from the environment.
 
-:class:`EngineOptions` holds every switch the engine has. Two of them act per engine (``device_spmv``: A·w,
+:class:`EngineOptions` holds every switch the engine has. Four of them act per engine (``device_spmv``: A·w,
 B·w, C·w evaluated on the device from matrices resident on the proving key; ``params_to_device``: parameter
-files decoded straight onto the device): they are passed to the agent's engine with the rest of the record.
+files decoded straight onto the device; ``device_memory``: the engine's device budget; ``layout``: how a proof
+is laid out in it): they are passed to the agent's engine with the rest of the record.
 Three act per process and must be set before the arithmetic is compiled (``ptx``: which Montgomery product the
 CUDA kernels inline; ``cpu_threads``: the host thread pool's width; ``kernel_cache``: Numba's on-disk cache of
 compiled code, in numba's ``NUMBA_CACHE_DIR``): :func:`configure` sets them once, before ``gpu.arith``'s field
@@ -18,12 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-__all__ = ["DEVICE_PATHS", "EngineOptions", "Ptx", "configure", "process"]
+__all__ = ["DEVICE_PATHS", "EngineOptions", "LAYOUT_NAMES", "LayoutName", "Ptx", "configure", "process"]
 
 DEVICE_PATHS = False  # device SpMV and parameters decoded on the device, by default (flip when run on a GPU)
 
 Ptx = Literal["evenodd", "cios", "off"]
 PTX_PRODUCTS: tuple[Ptx, ...] = ("evenodd", "cios", "off")
+LayoutName = Literal["auto", "resident", "stream24", "stream16"]
+LAYOUT_NAMES: tuple[LayoutName, ...] = ("auto", "resident", "stream24", "stream16")
 
 
 @dataclass(frozen=True)
@@ -33,19 +36,28 @@ class EngineOptions:
     code); ``cpu_threads``: host threads for the CPU kernels (0: every CPU this process may use);
     ``kernel_cache``: compiled code cached on disk (off by default: Numba keys a cache entry by the caching
     function's own file, so an edit of the code it inlines would be missed; whoever turns it on gives each
-    source and setting its own directory)."""
+    source and setting its own directory); ``device_memory``: the device bytes the engine may allocate, key
+    included (0: the free memory once the context is up and every kernel has run once, less a reserve);
+    ``layout``: the memory layout (``gpu.groth16.plan``; ``auto``: the first that fits the budget, resident
+    before streamed)."""
 
     device_spmv: bool = DEVICE_PATHS
     params_to_device: bool = DEVICE_PATHS
     ptx: Ptx = "evenodd"
     cpu_threads: int = 0
     kernel_cache: bool = False
+    device_memory: int = 0
+    layout: LayoutName = "auto"
 
     def __post_init__(self) -> None:
         if self.ptx not in PTX_PRODUCTS:
             raise ValueError(f"ptx must be one of {', '.join(PTX_PRODUCTS)}, got {self.ptx!r}")
         if self.cpu_threads < 0:
             raise ValueError(f"cpu_threads must be >= 0, got {self.cpu_threads}")
+        if self.device_memory < 0:
+            raise ValueError(f"device_memory must be >= 0 bytes, got {self.device_memory}")
+        if self.layout not in LAYOUT_NAMES:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUT_NAMES)}, got {self.layout!r}")
 
     def cache_tag(self) -> str:
         """What the compiled kernels depend on beyond the sources: ``ptx1`` (even/odd), ``ptx1-cios``,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -176,3 +177,105 @@ class Staging:
             pending[j] = ev
         self._stream.synchronize()
         self.staged_bytes += total
+
+
+def pin_in_place(host: np.ndarray) -> np.ndarray:
+    """Page-lock an existing C-contiguous array where it lies (``cuMemHostRegister``), for as long as it
+    lives: no copy, so the 47 GB of a 32GiB key read on the host become DMA-able without a second copy. The
+    caller holds a device (a context must exist); under the simulator nothing is done. Returns ``host``."""
+    from numba import cuda
+
+    from gpu.arith.cudashim import simulator
+
+    if simulator() or host.nbytes == 0 or is_pinned(host):
+        return host
+    if not host.flags.c_contiguous:
+        raise ValueError("only a C-contiguous array can be pinned in place")
+    lo = host.__array_interface__["data"][0]
+    handle = cuda.current_context().mempin(host, lo, host.nbytes)
+    _registered[id(host)] = (weakref.ref(host), handle)
+    with _pinned_lock:
+        _pinned[:] = [e for e in _pinned if e[2]() is not None]
+        _pinned.append((lo, lo + host.nbytes, weakref.ref(host)))
+    weakref.finalize(host, _registered.pop, id(host), None)
+    return host
+
+
+_registered: dict[int, tuple[weakref.ref[np.ndarray], Any]] = {}
+_copy_streams: dict[int, Any] = {}
+
+
+def copy_stream(device_index: int) -> Any:
+    """The device's stream for host -> device copies that run beside the kernels: non-blocking, so it does not
+    wait for (nor hold up) the legacy default stream the kernels are launched on. One per device, kept for
+    the process. None under the simulator (copies there are synchronous)."""
+    from gpu.arith.cudashim import simulator
+
+    if simulator():
+        return None
+    got = _copy_streams.get(device_index)
+    if got is None:
+        from numba import cuda
+        from numba.cuda.cudadrv.driver import binding, driver
+
+        handle = driver.cuStreamCreate(binding.CUstream_flags.CU_STREAM_NON_BLOCKING.value)
+        got = _copy_streams[device_index] = (handle, cuda.external_stream(int(handle)))
+    return got[1]
+
+
+class BaseRing:
+    """Chunks of a page-locked host array, each copied into one of ``slots`` device buffers on the copy stream
+    while the compute (the default stream) works on the chunk before it: ``chunks(host, step)`` yields
+    (lo, hi, device view) once the view's copy is complete as far as the default stream is concerned, and
+    copies the chunk ``slots`` ahead into a buffer only after the default stream is done with it."""
+
+    def __init__(self, device_index: int, slot_shape: tuple[int, ...], slots: int = 2) -> None:
+        from numba import cuda
+
+        if slots < 1:
+            raise ValueError("a ring needs at least one slot")
+        self.bufs = [cuda.device_array(slot_shape, dtype=np.uint32) for _ in range(slots)]
+        self.stream = copy_stream(device_index)
+        self.copied_bytes = 0
+
+    def chunks(self, host: np.ndarray, step: int) -> Iterator[tuple[int, int, Any]]:
+        from numba import cuda
+
+        if step > self.bufs[0].shape[0]:
+            raise ValueError(f"chunks of {step} points do not fit slots of {self.bufs[0].shape[0]}")
+        if self.stream is not None and not is_pinned(host):
+            raise ValueError("streamed bases must be page-locked (pinned_empty / pin_in_place)")
+        m = host.shape[0]
+        spans = [(lo, min(m, lo + step)) for lo in range(0, m, step)]
+        slots = len(self.bufs)
+        ready: list[Any] = [None] * slots
+        done: list[Any] = [None] * slots
+
+        def issue(k: int) -> None:
+            lo, hi = spans[k]
+            j = k % slots
+            dst = self.bufs[j][: hi - lo]
+            if self.stream is None:  # the simulator: a plain copy
+                dst.copy_to_device(host[lo:hi])
+            else:
+                if done[j] is not None:
+                    done[j].wait(self.stream)  # the kernels that read this buffer last have finished
+                dst.copy_to_device(host[lo:hi], stream=self.stream)
+                ev = cuda.event()
+                ev.record(self.stream)
+                ready[j] = ev
+            self.copied_bytes += int(host[lo:hi].nbytes)
+
+        for k in range(min(slots, len(spans))):
+            issue(k)
+        for k, (lo, hi) in enumerate(spans):
+            j = k % slots
+            if ready[j] is not None:
+                ready[j].wait(0)  # the default stream waits for the copy, the host does not
+            yield lo, hi, self.bufs[j][: hi - lo]
+            if self.stream is not None:
+                ev = cuda.event()
+                ev.record(0)
+                done[j] = ev
+            if k + slots < len(spans):
+                issue(k + slots)

@@ -10,6 +10,8 @@
   circuit   the StackedDRG circuit: gadgets, the pre-compiled circuit, the vectorised witness, the partition
             seam the proof pipeline asks
   snap      SnapDeals: update, vanilla proofs and their check, the update circuit and its seam
+  post      WinningPoSt and WindowPoSt: proof types, challenges, the bincode vanilla proof and its strict
+            check, the FallbackPoSt circuit, its pre-compiled form, witness and seam
 
 May import ``gpu`` (its arithmetic and file helper; the circuits also its R1CS); never ``agent`` or
 ``market``.

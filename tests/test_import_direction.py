@@ -3,17 +3,17 @@ module by module over every import (function-local and TYPE_CHECKING ones includ
 so a violation fails even if it sits in code no other test executes:
 
 * packages: agent → market/porep → gpu, nothing upward; market proper does not use gpu (market.mock may);
-* porep uses only gpu's arithmetic layer (gpu.arith) and its file helper (gpu.files); porep.circuit and
-  porep.snap.pce may also use gpu.groth16's R1CS/prover;
-* inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
+* porep uses only gpu's arithmetic layer (gpu.arith) and its file helper (gpu.files); porep.circuit and the
+  Snap and PoSt recorders and seams may also use gpu.groth16's R1CS/prover;
+* inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith < gpu.memory <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * inside porep likewise (POREP_RANK): the vocabulary (ids, fr32, official_params < prooftypes, commcid)
-  < the hashes and the C1 < Stacked DRG and the StackedDRG circuit < SnapDeals;
-* inside agent likewise (AGENT_RANK): the leaves (host < config, store, admission, …) < the parameter
-  files' kinds and the preflight checks < the proving wing (agent.proving: kind < work/engine/schedule/
-  parameters/plan < verifier < result < pipeline < prover) < the request stages, requester and fleet < the
-  service and the proving engine's (agent.cuzk: request/metrics/stubs < jobs < server) < the composition
-  root (agent.runtime) < the dry run and doctor < the CLI;
+  < the hashes and the C1 < Stacked DRG and the StackedDRG circuit < SnapDeals < PoSt;
+* inside agent likewise (AGENT_RANK): the leaves (host < config, store, admission, progress, …) < the
+  parameter files' kinds and the preflight checks < the proving wing (agent.proving: kind < work/engine/
+  schedule/parameters/plan < verifier/circuits < result < pipeline < prover) < the request stages, requester
+  and fleet < the service and the proving engine's (agent.cuzk: request/metrics/scheduler/stubs < jobs
+  < server) < the composition root (agent.runtime) < the dry run and doctor < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -45,6 +45,7 @@ GPU_RANK = {
     "gpu.arith._generated": (0, 1),
     "gpu.arith.fields": (0, 2),
     "gpu.arith": (0, 3),
+    "gpu.memory": (0, 4),  # the per-device ledger of allocations (the MSM, the prover and its budget use it)
     "gpu.curves": (1,),
     "gpu.device": (1,),
     "gpu.transfer": (1,),
@@ -65,6 +66,7 @@ AGENT_RANK = {
     "agent.exporter": (0,),
     "agent.statuspage": (0,),
     "agent.host": (-1,),  # what the host has and what a proof used: below admission's host budget
+    "agent.progress": (0,),  # stage events to lines at a cadence (duck-typed: imports nothing of ours)
     # above the configuration: the parameter files' kinds (official / development) and what `run` refuses
     # before it starts (shared with `status --config`)
     "agent.paramfiles": (0, 5),
@@ -78,6 +80,7 @@ AGENT_RANK = {
     "agent.proving.parameters": (1, 1),
     "agent.proving.plan": (1, 1),
     "agent.proving.verifier": (1, 2),
+    "agent.proving.circuits": (1, 2),
     "agent.proving.result": (1, 3),
     "agent.proving.pipeline": (1, 4),
     "agent.proving.prover": (1, 5),
@@ -90,6 +93,7 @@ AGENT_RANK = {
     "agent.cuzk.proving_pb2": (3, 0),
     "agent.cuzk.request": (3, 0),
     "agent.cuzk.metrics": (3, 0),
+    "agent.cuzk.scheduler": (3, 0),
     "agent.cuzk.proving_pb2_grpc": (3, 1),
     "agent.cuzk.jobs": (3, 1),
     "agent.cuzk.server": (3, 2),
@@ -111,13 +115,17 @@ POREP_RANK = {
     "porep.sdr": (2,),
     "porep.circuit": (2,),
     "porep.snap": (3,),
+    "porep.post": (4,),  # WinningPoSt / WindowPoSt: shares the MerkleProof wire and checks with SnapDeals
 }
 # gpu.files (whole-or-nothing files, imports nothing) serves porep's caches too: one helper for both layers
 PUBLIC_GPU_FOR_POREP = ("gpu.arith", "gpu.files")
 PUBLIC_GPU_FOR_CIRCUIT = ("gpu.arith", "gpu.files", "gpu.groth16.r1cs", "gpu.groth16.prover")
-# the circuits: the StackedDRG one, the SnapDeals update circuit's recorder (its matrices are an R1CS) and its
-# seam (porep.snap.partition answers the proof pipeline with those matrices)
-CIRCUIT_MODULES = ("porep.circuit", "porep.snap.pce", "porep.snap.partition")
+# the circuits: the StackedDRG one, the SnapDeals update circuit's and the FallbackPoSt circuit's recorders
+# (their matrices are an R1CS) and seams (porep.snap.partition / porep.post.partition answer the proof
+# pipeline with those matrices)
+CIRCUIT_MODULES = (
+    "porep.circuit", "porep.snap.pce", "porep.snap.partition", "porep.post.pce", "porep.post.partition"
+)
 
 
 def _under(module: str, prefixes: tuple[str, ...]) -> bool:
@@ -333,6 +341,33 @@ PLANTED = {
     "porep/c1/made.py": ("def f():\n    from porep.hashes import poseidon\n", "porep.c1 (layer (1,))"),
     "porep/ids.py": ("from porep.prooftypes import ProofType\n", "porep.ids (layer (0, 0)) must not import"),
     "porep/circuit/z.py": ("from porep.snap import params\n", "porep.circuit (layer (2,)) must not import"),
+    # the rooms that came with device memory, progress, the engine's priorities and PoSt
+    "porep/snap/up.py": (
+        "from porep.post.params import PoStProofType\n",
+        "porep.snap (layer (3,)) must not import porep.post",
+    ),
+    "porep/post/up.py": ("from agent.proving.work import Work\n", "porep must not import agent"),
+    "gpu/memory.py": (
+        "from gpu.device import Device\n",
+        "gpu.memory (layer (0, 4)) must not import gpu.device",
+    ),
+    "gpu/arith/ledger.py": ("import gpu.memory\n", "gpu.arith (layer (0, 3)) must not import gpu.memory"),
+    "gpu/groth16/budget.py": (
+        "def f():\n    from gpu.bench import run\n",
+        "gpu.groth16 (layer (3,)) must not import gpu.bench",
+    ),
+    "agent/progress.py": (
+        "from agent.proving.result import StageEvent\n",
+        "agent.progress (layer (0,)) must not import agent.proving.result",
+    ),
+    "agent/cuzk/scheduler.py": (
+        "from agent.cuzk.jobs import Jobs\n",
+        "agent.cuzk.scheduler (layer (3, 0)) must not import agent.cuzk.jobs",
+    ),
+    "agent/proving/circuits.py": (
+        "from agent.proving.pipeline import ProofPipeline\n",
+        "agent.proving.circuits (layer (1, 2)) must not import agent.proving.pipeline",
+    ),
 }
 ALLOWED = {
     "porep/ok.py": (

@@ -12,7 +12,9 @@ import typer
 from agent.cli.common import Backend, BackendOption, MinerOption, SectorOption
 
 if TYPE_CHECKING:
-    from agent.proving.pipeline import ProofPipeline, ProofResult
+    from agent.config import Settings
+    from agent.proving.pipeline import ProofResult
+    from agent.proving.prover import AdmittedProver
     from agent.proving.work import Work
 
 app = typer.Typer(
@@ -317,8 +319,9 @@ def e2e(
     import json
 
     from agent.cli.common import EXIT_FAILURE, EXIT_USAGE, check_output_file, fail, settings_or_exit
-    from agent.cli.prove import load_work, make_pipeline, require_params
+    from agent.cli.prove import load_work, make_prover, require_params
     from agent.proving.parameters import params_paths
+    from gpu.memory import BudgetExceeded
 
     _check_json_out(json_out)
     if jsonl is not None:
@@ -329,19 +332,19 @@ def e2e(
     work = load_work(c1, miner, sector)
     params_path, vk_path = params_paths(params_dir or settings.prover.params_dir, work.proof_type)
     if plan or plan_only:
-        _print_plan(work, params_path, backend)
+        _print_plan(work, params_path, backend, settings)
         if plan_only:
             return
     require_params(params_path, work)
-    pipeline = make_pipeline(settings, params_path.parent, backend)
+    prover = make_prover(settings, params_path.parent, backend, jobs_per_device=in_flight if steady else 1)
     if export is not None:
         _export_start(export, vk_path, work)
     try:
         rows, verified = run_e2e(
-            pipeline, work, warm_runs=warm_runs, steady=steady, in_flight=in_flight, export=export,
+            prover, work, warm_runs=warm_runs, steady=steady, in_flight=in_flight, export=export,
             jsonl=jsonl, echo=None if json_flag else typer.echo,
         )
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, BudgetExceeded) as exc:
         fail(str(exc).splitlines()[0], EXIT_USAGE)
     out = {"c1": str(c1), "runs": rows}
     if json_out is not None:
@@ -353,7 +356,7 @@ def e2e(
 
 
 def run_e2e(
-    pipeline: ProofPipeline,
+    prover: AdmittedProver,
     work: Work,
     *,
     warm_runs: int = 0,
@@ -363,8 +366,10 @@ def run_e2e(
     jsonl: Path | None = None,
     echo: Callable[[str], object] | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
-    """The runs of ``bench e2e`` on a pipeline: cold, ``warm_runs`` warm, then ``steady`` more with
-    ``in_flight`` at a time and a throughput row. Each run's row goes to ``jsonl`` (with its per-partition
+    """The runs of ``bench e2e`` through ``prover`` (the agent's admitted path: its device budget, layout and
+    admission): cold, ``warm_runs`` warm, then ``steady`` more with ``in_flight`` at a time (the prover must
+    admit that many jobs to a device) and a throughput row. Each run's row goes to ``jsonl`` (with its
+    per-partition
     stages) as soon as it ends, and its proof to ``export`` when every partition verified. Returns the rows
     and whether every proof verified."""
     import json
@@ -388,41 +393,49 @@ def run_e2e(
             echo(_e2e_human(row) if "proof_type" in row else json.dumps(row))
 
     for i in range(1 + warm_runs):
-        result = pipeline.prove(work, job_id=JobId.fresh("bench-e2e"))
+        result = prover.prove_now(work, JobId.fresh("bench-e2e"))
         record({"run": "cold" if i == 0 else f"warm{i}", **result.as_json()}, result)
     if steady:
-        _steady(pipeline, work, in_flight, steady, record)
+        _steady(prover, work, in_flight, steady, record)
     return rows, verified[0]
 
 
 def _steady(
-    pipeline: ProofPipeline,
+    prover: AdmittedProver,
     work: Work,
     k: int,
     count: int,
     record: Callable[[dict[str, Any], ProofResult | None], None],
 ) -> None:
-    """``count`` proofs of the same work, ``k`` at a time on the one pipeline (its engine serialises the
-    device work; the synthesis of one proof overlaps the device work of another): throughput and per-proof
-    wall."""
+    """``count`` proofs of the same work, ``k`` at a time through the prover (the device work takes turns;
+    the synthesis of one proof overlaps the device work of another): throughput and per-proof wall."""
     import time
-    from concurrent.futures import ThreadPoolExecutor
+
+    import anyio
 
     from agent.proving.work import JobId
 
+    results: list[ProofResult | None] = [None] * count
+
+    async def run() -> None:
+        limiter = anyio.CapacityLimiter(k)
+
+        async def one(i: int) -> None:
+            async with limiter:
+                proven = await prover.prove(work, JobId.fresh("bench-steady"))
+                results[i] = proven.result
+
+        async with anyio.create_task_group() as tg:
+            for i in range(count):
+                tg.start_soon(one, i)
+
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(k, thread_name_prefix="bench-steady") as pool:
-        futs = [
-            pool.submit(lambda: pipeline.prove(work, job_id=JobId.fresh("bench-steady")))
-            for _ in range(count)
-        ]
-        results = []
-        for i, fut in enumerate(futs):
-            res = fut.result()
-            results.append(res)
-            record({"run": f"steady{i + 1}", "in_flight": k, **res.as_json()}, res)
+    anyio.run(run)
     wall = time.perf_counter() - t0
-    ok = sum(r.ok for r in results)
+    for i, res in enumerate(results):
+        assert res is not None
+        record({"run": f"steady{i + 1}", "in_flight": k, **res.as_json()}, res)
+    ok = sum(r is not None and r.ok for r in results)
     summary = {
         "run": "steady",
         "in_flight": k,
@@ -458,22 +471,42 @@ def _export_start(export: Path, vk_path: Path, work: Work) -> None:
     (export / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
-def _print_plan(work: Work, params_path: Path, backend: Backend) -> None:
-    """The memory plan of one proof of ``work`` (gpu.groth16.plan, the formulas admission reserves by), from
-    the circuit's template counts (no matrix is tiled, nothing large allocated), checked against the
-    parameter file's section lengths when the file exists; the device's and host's totals beside it."""
+def _print_plan(work: Work, params_path: Path, backend: Backend, settings: Settings) -> None:
+    """The memory plan of one proof of ``work`` as the engine would decide it (``gpu.groth16.plan``: the
+    layout, its resident bytes and every phase's buffers), from the circuit's template counts (nothing large
+    allocated), checked against the parameter file's sections when the file exists; on a GPU the budget is
+    the engine's (``prover.device_memory_gib``, else the free memory once the kernels have run), and the
+    verdict is against it."""
 
-    from agent.cli.common import resolve_backend, use_engine_options
+    from agent.cli.common import EXIT_USAGE, fail, resolve_backend, use_engine_options
     from agent.host import mem_total
     from agent.proving.plan import memory_plan_of
-    from gpu.groth16.plan import plan_totals
+    from gpu.groth16.plan import LayoutError, overheads, plan_totals
 
-    options = use_engine_options()
+    options = use_engine_options(settings)
     chosen = resolve_backend(backend)
     cuda = chosen is Backend.cuda
-    spmv = cuda and options.device_spmv
-    to_device = cuda and options.params_to_device
-    sizes, stages = memory_plan_of(work.proof_type, cuda=cuda, device_spmv=spmv, params_to_device=to_device)
+    budget = None
+    device = None
+    if cuda:
+        from gpu import memory
+        from gpu.device import devices
+
+        memory.install()
+        device = devices()[0]
+        if options.device_memory:
+            budget = options.device_memory
+        elif not device.simulated:
+            from gpu.groth16.budget import default_budget
+
+            budget = default_budget(device)
+    try:
+        sizes, lay, stages = memory_plan_of(
+            work.proof_type, cuda=cuda, device_spmv=options.device_spmv,
+            params_to_device=options.params_to_device, budget=budget, layout=options.layout,
+        )
+    except LayoutError as exc:
+        fail(f"{work.proof_type.name}: {exc}", EXIT_USAGE)
     if params_path.is_file():
         from agent.cli.params import _scan
 
@@ -481,34 +514,51 @@ def _print_plan(work: Work, params_path: Path, backend: Backend) -> None:
         want = {"h": sizes.n - 1, "l": sizes.num_aux, "a": sizes.n_a, "b_g1": sizes.n_b, "b_g2": sizes.n_b}
         got = {k: info.get(k) for k in want}
         if got != want:
-            from agent.cli.common import EXIT_USAGE, fail
-
             fail(f"{params_path.name}: sections {got} do not fit the circuit's {want}", EXIT_USAGE)
     gb = 1e9
     typer.echo(
         f"memory plan: {work.proof_type.name}, {work.partitions} partition(s), "
         f"domain 2^{sizes.logn}, "
         f"{sizes.num_inputs} inputs, {sizes.num_aux:,} aux, A {sizes.n_a:,} / B {sizes.n_b:,} query points, "
-        f"backend {chosen.value}, device SpMV {'on' if spmv else 'off'}, "
-        f"parameters {'decoded on the device' if to_device else 'on the host'}"
+        f"backend {chosen.value}, parameters "
+        f"{'decoded on the device' if options.params_to_device else 'read on the host'}"
         + (" (parameter file sections match)" if params_path.is_file() else "")
     )
+    if lay is not None:
+        typer.echo(f"  {lay.describe()}")
     typer.echo(f"  {'stage':<40} {'host GB':>9} {'device GB':>10}  note")
     for st in stages:
         typer.echo(f"  {st.name:<40} {st.host / gb:9.2f} {st.device / gb:10.2f}  {st.note}")
     host, dev = plan_totals(stages)
     typer.echo(f"  {'peak (all held at once)':<40} {host / gb:9.2f} {dev / gb:10.2f}")
+    if lay is not None:
+        base = sum(lay.resident().values())
+        typer.echo("  device bytes by phase (resident + the phase's buffers):")
+        for ph in lay.phases():
+            parts = ", ".join(f"{k} {v / gb:.2f}" for k, v in ph.buffers.items())
+            typer.echo(f"    {ph.name:<10} {(base + ph.bytes) / gb:7.2f} GB  ({parts})")
     mem = mem_total()
     if mem is not None:
         typer.echo(f"  host memory here: {mem / gb:.1f} GB")
-    if cuda:
-        from gpu.device import devices
-
-        d = devices()[0]
-        total = d.total_memory()
-        if total:
-            verdict = "fits" if dev <= total else "DOES NOT FIT"
-            typer.echo(f"  device {d.index} ({d.name}): {total / gb:.1f} GB: the plan {verdict}")
+    if lay is not None and device is not None:
+        where = f"device {device.index} ({device.name})"
+        if budget is None:
+            typer.echo(f"  {where}: no device budget (simulator)")
+        else:
+            told = "prover.device_memory_gib"
+            if not options.device_memory:
+                told = "free once the kernels ran, less the reserve"
+            verdict = "fits" if lay.peak() <= budget else "DOES NOT FIT"
+            typer.echo(
+                f"  {where}: budget {budget / gb:.2f} GB ({told}); the plan's peak {lay.peak() / gb:.2f} GB "
+                f"{verdict}, {max(0, budget - lay.peak()) / gb:.2f} GB to spare"
+            )
+            o = overheads()
+            typer.echo(
+                f"  outside the budget (not allocations): CUDA context ~{o.context / gb:.2f} GB, kernels' "
+                "local "
+                f"memory ~{o.local / gb:.2f} GB (132 SMs)"
+            )
 
 
 def _e2e_human(row: dict[str, Any]) -> str:

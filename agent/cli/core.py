@@ -89,8 +89,8 @@ def register(app: typer.Typer) -> None:
         config: ConfigOption = None,
         json_flag: JsonOption = False,
     ) -> None:
-        """One-shot proof of a C1 or ProofData through the agent's proof pipeline ([prover] of the
-        configuration); exit 0 only if every partition verified."""
+        """One-shot proof of a C1 or ProofData through the agent's proof pipeline (the prover section of
+        the configuration); exit 0 only if every partition verified."""
         from agent.cli.prove import prove_cmd
 
         prove_cmd(

@@ -56,15 +56,16 @@ def _plan(settings: Settings, *, force: bool) -> tuple[int, int] | None:
     cached = (cache_dir() / CACHE_SUBDIR / cache_key(CircuitShape.for_proof_type(pt)) / "meta.json").exists()
     if not (cached or force):
         return None
-    from agent.proving.plan import memory_plan_of
-    from gpu.groth16.plan import plan_totals
+    from agent.proving.plan import sizes_of
+    from gpu.groth16.plan import memory_plan, plan_totals, smallest_layout
 
     try:
         options = engine_options(settings)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    _, stages = memory_plan_of(
-        pt, cuda=True, device_spmv=options.device_spmv, params_to_device=options.params_to_device,
-        cache=cache_dir(),
-    )
-    return plan_totals(stages)
+
+    sizes = sizes_of(pt, cache_dir())
+    # the smallest card that proves it: the streamed layout in its smallest passes (the host then holds the
+    # page-locked key); a larger card keeps more on the device and needs less host memory
+    lay = smallest_layout(sizes, device_spmv=options.device_spmv)
+    return plan_totals(memory_plan(sizes, lay, params_to_device=options.params_to_device))

@@ -26,7 +26,7 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve cuzk.v1.ProvingEngine (PoRep C2 and SnapDeals; PoSt is refused) until SIGTERM, on the prover
+    """Serve cuzk.v1.ProvingEngine (PoRep C2, SnapDeals, WindowPoSt, WinningPoSt) until SIGTERM, on the prover
     section's devices and memory budget; engine.preload's parameters and a self-test proof before READY."""
     try:
         import grpc  # noqa: F401 - the engine extra

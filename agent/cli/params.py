@@ -30,6 +30,7 @@ from agent.host import nearest_existing
 
 if TYPE_CHECKING:
     from gpu.groth16.r1cs import R1CS
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
@@ -61,6 +62,10 @@ def generate(
     update: Annotated[
         bool, typer.Option("--update", help="With --sector-size: the SnapDeals update circuit, not PoRep.")
     ] = False,
+    post: Annotated[
+        str | None,
+        typer.Option("--post", help="With --sector-size: a PoSt circuit, winning or window (not PoRep)."),
+    ] = None,
 ) -> None:
     """Development parameters for an R1CS: NAME.params, NAME.vk and NAME.meta.json (which records how the
     toxic waste was handled). The fixed-base products run on the GPU (--backend cuda, or auto with a GPU) or
@@ -68,6 +73,7 @@ def generate(
     if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
         fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
     from agent.host import disk_free, gb
+    from agent.proving.plan import sizes_of
     from gpu.groth16 import plan
     from gpu.groth16.r1cs import R1CS
     from gpu.groth16.setup import UnconstrainedVariable, estimate
@@ -76,10 +82,16 @@ def generate(
 
     if update and sector_size is None:
         fail("--update goes with --sector-size SIZE", EXIT_USAGE)
+    if post is not None and (sector_size is None or update or post not in ("winning", "window")):
+        fail("--post winning|window goes with --sector-size SIZE (and not with --update)", EXIT_USAGE)
     pt: Any = None
     if sector_size is not None:  # the proof type first: its file name is checked before any work
         label = sector_size_or_exit(sector_size)
-        if update:
+        if post is not None:
+            from porep.post.params import POST_PROOF_TYPES, PoStKind
+
+            pt = [t for t in POST_PROOF_TYPES if t.kind is PoStKind(post) and t.size_label == label][-1]
+        elif update:
             from porep.snap.params import UPDATE_PROOF_TYPES
 
             pt = next(t for t in UPDATE_PROOF_TYPES if t.size_label == label)
@@ -95,11 +107,12 @@ def generate(
     _check_outputs(out, stem, force)
     chosen = resolve_backend(backend)  # --backend cuda without a GPU: exit 2 before the circuit is built
     if pt is not None:  # disk and memory from the circuit template's counts, before the circuit is built
-        sizes = _template_sizes(pt, update)
+        sizes = sizes_of(pt)
         _check_resources(out, stem, estimate(sizes), circuit_bytes=plan.compact_r1cs_host_bytes(sizes))
     if pt is not None:
         system = _blank_r1cs(pt)
-        circuit: dict[str, object] = {"update_sector_size" if update else "porep_sector_size": pt.size_label}
+        key = f"{post}_post_sector_size" if post else "update_sector_size" if update else "porep_sector_size"
+        circuit: dict[str, object] = {key: pt.size_label}
     elif r1cs is not None:
         try:
             system = R1CS.load(r1cs)
@@ -182,10 +195,11 @@ def _cleanup(params: Path, reached: list[str]) -> str:
     return f"removed the partial {tmp.name}"
 
 
-def _blank_r1cs(pt: ProofType | UpdateProofType) -> R1CS:
+def _blank_r1cs(pt: ProofType | UpdateProofType | PoStProofType) -> R1CS:
     """The blank circuit of one partition (``agent.proving.parameters.blank_r1cs``: the update circuit for an
-    update proof type; the StackedDRG one from the pre-compiled circuit, cached under the agent's cache
-    directory: a 32GiB partition in minutes, not the hours of direct synthesis)."""
+    update proof type, the FallbackPoSt circuit for a PoSt one; the StackedDRG one from the pre-compiled
+    circuit, cached under the agent's cache directory: a 32GiB partition in minutes, not the hours of direct
+    synthesis)."""
     import time
 
     from agent.config import cache_dir
@@ -194,7 +208,12 @@ def _blank_r1cs(pt: ProofType | UpdateProofType) -> R1CS:
 
     t = time.perf_counter()
     system = blank_r1cs(pt, cache_dir())
-    what = "update circuit" if WorkKind.of(pt) is WorkKind.SNAP else "circuit"
+    what = {
+        WorkKind.POREP: "circuit",
+        WorkKind.SNAP: "update circuit",
+        WorkKind.WINNING_POST: "winning PoSt circuit",
+        WorkKind.WINDOW_POST: "window PoSt circuit",
+    }[WorkKind.of(pt)]
     print(
         f"{what} {pt.size_label}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
         f"{system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
@@ -270,24 +289,6 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
 # temporary files of gpu.groth16.params.ParamsWriter (NAME.params.tmp) and of gpu.files (.NAME.PID.TID.tmp:
 # the .vk and .meta.json), left only by a run killed outright
 LEFTOVER_GLOBS = ("*.params.tmp", ".*.tmp")
-
-
-def _template_sizes(pt: Any, update: bool) -> Any:
-    """``gpu.groth16.plan.ProofSizes`` of ``pt``'s partition from its circuit template (recorded once and
-    cached: seconds), without building the circuit (a 32GiB one is 7.5 GB)."""
-    from agent.config import cache_dir
-    from gpu.groth16 import plan
-
-    if update:
-        from porep.snap.partition import update_template
-
-        t = update_template(pt, cache_dir())
-    else:
-        from porep.circuit.partition import partition_template
-
-        t = partition_template(pt, cache_dir())
-    coeff = int(t.coeff[0].dtype.itemsize)
-    return plan.ProofSizes.of_stats(t.stats(), coeff_bytes=coeff, table_rows=int(t.table.shape[0]))
 
 
 def _check_resources(out: Path, stem: str, est: Any, *, circuit_bytes: int = 0) -> None:

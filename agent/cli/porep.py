@@ -286,7 +286,7 @@ def c1_check(
         ),
     ] = False,
 ) -> None:
-    """Strict vanilla verification; exit 0 only if it passes, 1 if it does not."""
+    """Strict vanilla verification; exit 0 only if it passes, 1 if it does not, 2 if the input is no C1."""
     from agent.proving.work import InputFormat, WorkError, recognise
     from porep.c1 import noncanonical_error
     from porep.ids import prover_id as make_prover_id
@@ -305,10 +305,10 @@ def c1_check(
         fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_USAGE)
     try:
         got = recognise(raw)
-    except WorkError as exc:
-        fail(f"{file}: {exc}")
+    except WorkError as exc:  # not a C1 at all: bad input (exit 2), as prove and snap check say it
+        fail(f"{file}: {exc}", EXIT_USAGE)
     if got.c1 is None:
-        fail(f"{file}: ProofData carries no PoRep C1")
+        fail(f"{file}: ProofData carries no PoRep C1 (a SnapDeals request? psagent snap check)", EXIT_USAGE)
     c1, c1_raw = got.c1, got.c1_raw
     if got.format is InputFormat.PROOFDATA:  # its SectorID binds the replica_id unless overridden
         if prover is None and got.miner is not None:

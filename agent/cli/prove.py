@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from agent.config import Settings
-    from agent.proving.pipeline import ProofPipeline, ProofResult, StageEvent
+    from agent.proving.pipeline import ProofResult, StageEvent
+    from agent.proving.prover import AdmittedProver
     from agent.proving.work import Work
 
 STDIN = "-"
@@ -131,6 +132,12 @@ class ProgressView:
 
     def __call__(self, ev: StageEvent) -> None:
         k = ev.partition
+        if ev.fraction is not None:  # the per-point check's progress: the setup row shows its percentage
+            task = self._tasks.get(k)
+            if task is not None:
+                text = f"{self._label(k)}: {ev.stage} {100 * ev.fraction:.0f} %…"
+                self.progress.update(task, description=text)
+            return
         task = self._tasks.get(k)
         if task is None:
             task = self._tasks[k] = self.progress.add_task(self._label(k), total=1)
@@ -150,10 +157,13 @@ class ProgressView:
         self.progress.update(task, description=text, completed=1 if finished else 0)
 
 
-def make_pipeline(settings: Settings, params_dir: Path, backend: Backend | None) -> ProofPipeline:
-    """The proof pipeline as the agent builds it from ``settings`` (``agent.runtime.build_pipeline``), its
-    parameters from ``params_dir``, on ``backend`` when given (else ``prover.backend``); a backend or device
-    that is not there is one line and exit 2 before any work."""
+def make_prover(
+    settings: Settings, params_dir: Path, backend: Backend | None, *, jobs_per_device: int = 1
+) -> AdmittedProver:
+    """The agent's prover as it builds it from ``settings`` (``agent.runtime.build_prover``: the pipeline
+    behind admission, with each engine's device budget and memory layout), its parameters from
+    ``params_dir``, on ``backend`` when given (else ``prover.backend``); a backend or device that is not there
+    is one line and exit 2 before any work. ``jobs_per_device``: proofs admitted to a device at once."""
     from agent import runtime
     from agent.cli.common import announce_compilation, resolve_backend
     from agent.config import ConfigError
@@ -163,32 +173,48 @@ def make_pipeline(settings: Settings, params_dir: Path, backend: Backend | None)
         prover = settings.prover.model_copy(update={"backend": chosen.value})
         settings = settings.model_copy(update={"prover": prover})
     try:
-        pipeline = runtime.build_pipeline(settings, params_dir=params_dir)
+        admitted = runtime.build_prover(settings, params_dir=params_dir, jobs_per_device=jobs_per_device)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     announce_compilation()
-    return pipeline
+    return admitted
 
 
 class ProgressLog:
     """Progress without a terminal: one line on ``out`` per stage as it ends (the setup's also as they
     start: a 32GiB circuit or parameter load takes minutes), each partition's last line with the proof's time
-    left (:class:`Pace`)."""
+    left (:class:`Pace`), and, while a stage runs longer than ``every_s``, a line every ``every_s`` with its
+    time so far and the time left (:class:`agent.progress.StageProgress`: a first per-point check of the
+    parameters said nothing for 38 minutes)."""
 
     def __init__(
-        self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic
+        self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
+        every_s: float = 10.0,
     ) -> None:
+        from agent.progress import StageProgress
+
         self.partitions = partitions
         self.out = out
         self.clock = clock
         self.t0 = clock()
         self.pace = Pace(partitions, clock)
         self._lock = threading.Lock()
+        self.ticker = StageProgress("still", self._say, every_s=every_s, clock=clock)
+
+    def __enter__(self) -> ProgressLog:
+        self.ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ticker.stop()
 
     def _say(self, text: str) -> None:
         print(f"prove: {self.clock() - self.t0:7.1f} s  {text}", file=self.out or sys.stderr, flush=True)
 
     def __call__(self, ev: StageEvent) -> None:
+        self.ticker(ev)
+        if ev.fraction is not None:  # progress inside a stage: the ticker's lines say it
+            return
         with self._lock:
             if ev.partition < 0:
                 if ev.seconds is None:
@@ -214,17 +240,21 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def run_pipeline(pipeline: ProofPipeline, work: Work, *, job_id: str, live: bool) -> ProofResult:
-    """One proof through ``pipeline`` with its progress on stderr (``live``: the view on a terminal, else
-    log lines); a parameter file that does not fit the circuit is one line and exit 2."""
+def run_pipeline(prover: AdmittedProver, work: Work, *, job_id: str, live: bool) -> ProofResult:
+    """One proof through ``prover`` (the agent's admitted path) with its progress on stderr (``live``: the
+    view on a terminal, else log lines); a parameter file that does not fit the circuit, or a device budget
+    no layout fits, is one line and exit 2."""
     from rich.console import Console
+
+    from gpu.memory import BudgetExceeded
 
     try:
         if not live:
-            return pipeline.prove(work, job_id=job_id, events=ProgressLog(work.partitions))
+            with ProgressLog(work.partitions) as progress:
+                return prover.prove_now(work, job_id, events=progress)
         with ProgressView(work.partitions, Console(stderr=True)) as view:
-            return pipeline.prove(work, job_id=job_id, events=view)
-    except (ValueError, FileNotFoundError) as exc:
+            return prover.prove_now(work, job_id, events=view)
+    except (ValueError, FileNotFoundError, BudgetExceeded) as exc:
         fail(str(exc).splitlines()[0], EXIT_USAGE)
 
 
@@ -261,9 +291,9 @@ def prove_cmd(
     work = load_work(input, miner, sector)
     params_path, _ = params_paths(params_dir or settings.prover.params_dir, work.proof_type)
     require_params(params_path, work)
-    pipeline = make_pipeline(settings, params_path.parent, backend)
+    prover = make_prover(settings, params_path.parent, backend)
     live = not json_flag and sys.stderr.isatty()
-    result = run_pipeline(pipeline, work, job_id=JobId.fresh("prove"), live=live)
+    result = run_pipeline(prover, work, job_id=JobId.fresh("prove"), live=live)
     report = result.report()
     if not report.ok:
         if json_flag:

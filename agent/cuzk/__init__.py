@@ -3,6 +3,8 @@
   proving.proto   the wire contract, written from docs/cuzk.md §4 (names, field numbers, enum values)
   proving_pb2*    the stubs grpcio-tools generates from it (committed; ``make proto`` regenerates them)
   request         a SubmitProofRequest as plain values, its payload digest, and the Work it asks for
+  scheduler       cuzk's priorities: the queue in priority order, a PoSt borrowing a busy device at the
+                  running job's next partition boundary, the per-device turns around each partition's proof
   jobs            job identity (request id + payload digest), admission, cancellation, answers
   metrics         GetMetrics' Prometheus registry
   server          the service, the bound server (Unix socket or TCP) and its life under systemd

@@ -6,9 +6,12 @@
   attaches to it; the same id with another payload is a new job. Each job has its own id
   (``<request_id>#<n>``), so partitions of two jobs are never mixed (docs/cuzk.md §1.10).
 * Admission: at most ``max_pending`` jobs open at once (Curio's ``MaxPending``; one more is refused as
-  :class:`EngineBusy`). An open job is checked (``work_of``, in a thread), then waits for a device slot and
-  its memory in the agent's own :class:`~agent.admission.Admission`, through the one proving path
-  (:class:`~agent.proving.prover.AdmittedProver`), and every partition is pairing-checked before the answer.
+  :class:`EngineBusy`). An open job is checked (``work_of``, in a thread), then waits in the priority queue
+  (:class:`~agent.cuzk.scheduler.Scheduler`: WinningPoSt, WindowPoSt, then PoRep and Snap, each in
+  submission order; a PoSt takes a busy device at the running job's next partition boundary) and for a
+  device slot and its memory in the agent's own :class:`~agent.admission.Admission`, through the one proving
+  path (:class:`~agent.proving.prover.AdmittedProver`), and every partition is pairing-checked before the
+  answer.
 * Cancellation: a job that has not started is dropped from the queue at once; a running one stops at its
   next partition boundary (:class:`~agent.proving.pipeline.ProofCancelled`) and its slot is then free. A
   ``Prove`` call that goes away (Curio's ``ProveTimeout``, a cancelled context) cancels its job unless
@@ -33,11 +36,14 @@ from typing import TYPE_CHECKING, Protocol
 import anyio
 
 from agent.cuzk.metrics import EngineMetrics
-from agent.cuzk.request import POST_REFUSAL, ProofKind, ProofRequest, RequestError, circuit_id, work_of
+from agent.cuzk.request import SERVED, ProofKind, ProofRequest, RequestError, circuit_id, priority_of, work_of
+from agent.cuzk.scheduler import Scheduler
 from agent.proving.pipeline import ProofCancelled
 from agent.proving.work import JobId
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from agent.admission import Grant
     from agent.proving.prover import Proven
     from agent.proving.work import Work
@@ -96,7 +102,13 @@ class Outcome:
 
 
 class Prover(Protocol):
-    """What a job needs of the prover (``agent.proving.prover.AdmittedProver``)."""
+    """What a job needs of the prover (``agent.proving.prover.AdmittedProver``): its slots for the
+    scheduler, and the proving call."""
+
+    @property
+    def slots(self) -> tuple[Device, ...]: ...
+    @property
+    def capacity(self) -> int: ...
 
     async def prove(
         self,
@@ -105,6 +117,8 @@ class Prover(Protocol):
         *,
         cancel: threading.Event | None = None,
         admitted: Callable[[Grant], None] | None = None,
+        turn: Callable[[Device], AbstractContextManager[object]] | None = None,
+        lent: Grant | None = None,
     ) -> Proven: ...
 
 
@@ -116,6 +130,7 @@ class Job:
     kind: ProofKind | None
     submitted_at: float
     request: ProofRequest | None
+    priority: int = 2
     state: JobState = JobState.CHECKING
     circuit: str = ""
     partitions: int = 0
@@ -154,6 +169,7 @@ class Jobs:
         if max_pending < 1:
             raise ValueError("max_pending must be >= 1")
         self.prover = prover
+        self.scheduler = Scheduler(prover)
         self.max_pending = max_pending
         self.check = check
         self.metrics = metrics or EngineMetrics()
@@ -169,8 +185,7 @@ class Jobs:
     def submit(self, req: ProofRequest, *, pinned: bool = False) -> tuple[Job, bool]:
         """The job of ``req`` and whether the call attached to one already open. ``pinned`` (SubmitProof):
         the job runs until it ends or CancelProof, whoever waits. EngineBusy when a new job would exceed
-        ``max_pending``. A PoSt request gets a job that has already FAILED (this engine does not serve
-        PoSt), so that a misconfigured PoSt node fails at once instead of missing its deadline."""
+        ``max_pending``."""
         digest = req.digest()
         for job in reversed(self._jobs.values()):
             if job.open and job.request_id == req.request_id and job.digest == digest:
@@ -179,13 +194,6 @@ class Jobs:
                 log.info("%s: a call attached to the open job (same request id and payload)", job.job_id)
                 return job, True
         self._prune()
-        kind = req.kind
-        if kind in (ProofKind.WINDOW_POST_PARTITION, ProofKind.WINNING_POST):
-            assert kind is not None
-            job = self._new(req, digest, pinned)
-            self.metrics.refused.labels(reason="post").inc()
-            self._end(job, Outcome(Status.FAILED, error=POST_REFUSAL.format(kind=kind.name)))
-            return job, False
         open_jobs = sum(1 for j in self._jobs.values() if j.open)
         if open_jobs >= self.max_pending:
             self.metrics.refused.labels(reason="busy").inc()
@@ -206,20 +214,21 @@ class Jobs:
             kind=req.kind,
             submitted_at=self.clock(),
             request=req,
+            priority=priority_of(req),
             pinned=pinned,
         )
         self._jobs[job.job_id] = job
         return job
 
     def queue_position(self, job: Job) -> int:
-        """Open jobs not yet running that were submitted before ``job`` (0: it is next)."""
-        ahead = 0
-        for other in self._jobs.values():
-            if other is job:
-                break
-            if other.open and other.state is not JobState.RUNNING:
-                ahead += 1
-        return ahead
+        """Open jobs not yet running that start before ``job`` (0: it is next): those queued ahead of it in
+        priority order (then submission order), and those still being checked that will be."""
+        order = {job_id: i for i, job_id in enumerate(self._jobs)}  # submission order
+
+        def first(other: Job) -> bool:
+            return (-other.priority, order[other.job_id]) < (-job.priority, order[job.job_id])
+
+        return sum(1 for o in self.open_jobs() if o.state is not JobState.RUNNING and first(o))
 
     # -- running ------------------------------------------------------------------------------------------
 
@@ -233,8 +242,9 @@ class Jobs:
                 job.circuit = circuit_id(work.proof_type)
                 job.partitions = work.partitions
                 job.state = JobState.QUEUED
-                proven = await self.prover.prove(
-                    work, job.job_id, cancel=job.cancel, admitted=lambda g: self._admitted(job, g)
+                proven = await self.scheduler.run(
+                    work, job.job_id, job.priority, cancel=job.cancel,
+                    admitted=lambda g: self._admitted(job, g),
                 )
                 del work
                 self._end(job, self._answer(job, proven))
@@ -252,8 +262,8 @@ class Jobs:
         job.admitted_at = self.clock()
         job.device = grant.device
         job.state = JobState.RUNNING
-        log.info("%s: %s, %d partition(s), admitted after %.1f s", job.job_id, job.circuit, job.partitions,
-                 job.admitted_at - job.submitted_at)
+        log.info("%s: %s, %d partition(s), priority %d, admitted after %.1f s", job.job_id, job.circuit,
+                 job.partitions, job.priority, job.admitted_at - job.submitted_at)
 
     def _answer(self, job: Job, proven: Proven) -> Outcome:
         """COMPLETED only with a proof of the right length whose every partition verified."""
@@ -384,7 +394,7 @@ class Jobs:
 
     def metrics_text(self) -> str:
         m = self.metrics
-        for kind in (ProofKind.POREP_SEAL_COMMIT, ProofKind.SNAP_DEALS_UPDATE):
+        for kind in SERVED:
             jobs = [j for j in self.open_jobs() if j.kind is kind]
             m.queued.labels(proof_kind=kind.label).set(sum(j.state is not JobState.RUNNING for j in jobs))
             m.running.labels(proof_kind=kind.label).set(sum(j.state is JobState.RUNNING for j in jobs))

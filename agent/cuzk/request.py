@@ -1,6 +1,6 @@
 """A proving-engine request (``cuzk.v1.SubmitProofRequest``) as plain values, and the Work it asks for.
 
-Curio sends two kinds this engine proves (docs/cuzk.md §4):
+Curio sends four kinds (docs/cuzk.md §4, docs/post.md §8):
 
 * ``POREP_SEAL_COMMIT``: ``vanilla_proof`` is Go's ``json.Marshal`` of ``{SectorNum, Phase1Out, SectorSize}``
   with ``Phase1Out`` the C1 JSON in standard base64 (the same envelope lotus-bench writes,
@@ -9,12 +9,16 @@ Curio sends two kinds this engine proves (docs/cuzk.md §4):
 * ``SNAP_DEALS_UPDATE``: ``vanilla_proofs`` holds one bincode partition proof per partition, ``comm_r_old`` /
   ``comm_r_new`` / ``comm_d_new`` are raw 32-byte commitments, ``registered_proof`` is the
   ``RegisteredUpdateProof`` and ``sector_size`` may be 0 (ProofShare's call leaves it unset).
+* ``WINNING_POST`` (CRITICAL) and ``WINDOW_POST_PARTITION`` (HIGH): ``vanilla_proofs`` holds one bincode
+  ``FallbackPoStSectorProof`` per sector (WinningPoSt: one), ``randomness`` the 32-byte challenge seed,
+  ``registered_proof`` the ``RegisteredPoStProof``, ``partition_index`` the WindowPoSt partition (one per
+  request; WinningPoSt: 0), ``miner_id`` the miner.
 
 Every value is checked against every other one and against the input itself before any work; the input then
 goes through :class:`agent.proving.work.Work`, the one strict check and public-input computation the agent
 uses. A request this engine cannot prove is a :class:`RequestError` whose text is one line: it becomes the
-answer's ``error_message``. The PoSt kinds are refused by kind, at once (they belong on the PoSt node's own
-engine, whose deadlines this one must not hold up).
+answer's ``error_message``. A request's priority is its own, or (0) its kind's: WinningPoSt CRITICAL,
+WindowPoSt HIGH, PoRep and Snap NORMAL (:func:`priority_of`).
 """
 
 from __future__ import annotations
@@ -28,17 +32,20 @@ from agent.proving.kind import WorkKind
 
 if TYPE_CHECKING:
     from agent.proving.work import Work
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
 __all__ = [
     "CIRCUIT_SIZES",
-    "POST_REFUSAL",
+    "POST_KINDS",
+    "Priority",
     "ProofKind",
     "ProofRequest",
     "RequestError",
     "circuit_id",
     "circuit_proof_type",
+    "priority_of",
     "work_of",
 ]
 
@@ -71,11 +78,38 @@ _LABELS = {
     ProofKind.WINDOW_POST_PARTITION: "window-post",
     ProofKind.WINNING_POST: "winning-post",
 }
-SERVED = (ProofKind.POREP_SEAL_COMMIT, ProofKind.SNAP_DEALS_UPDATE)
-POST_REFUSAL = (
-    "this engine does not serve PoSt ({kind}): it proves PoRep C2 and SnapDeals only; point the PoSt node's "
-    "[Cuzk] Address at its own engine, or leave it empty"
+SERVED = (
+    ProofKind.POREP_SEAL_COMMIT, ProofKind.SNAP_DEALS_UPDATE, ProofKind.WINDOW_POST_PARTITION,
+    ProofKind.WINNING_POST,
 )
+POST_KINDS = (ProofKind.WINDOW_POST_PARTITION, ProofKind.WINNING_POST)
+
+
+class Priority(IntEnum):
+    """``cuzk.v1.Priority`` (the wire values; larger is more urgent)."""
+
+    PRIORITY_UNSPECIFIED = 0
+    LOW = 1
+    NORMAL = 2
+    HIGH = 3
+    CRITICAL = 4
+
+
+_DEFAULT_PRIORITY = {
+    ProofKind.WINNING_POST: Priority.CRITICAL,
+    ProofKind.WINDOW_POST_PARTITION: Priority.HIGH,
+    ProofKind.POREP_SEAL_COMMIT: Priority.NORMAL,
+    ProofKind.SNAP_DEALS_UPDATE: Priority.NORMAL,
+}
+
+
+def priority_of(req: ProofRequest) -> int:
+    """The request's priority: its own when set (an unknown value is clamped into LOW..CRITICAL), else its
+    kind's as cuzk defaults them (WinningPoSt CRITICAL, WindowPoSt HIGH, the rest NORMAL)."""
+    if req.priority:
+        return max(Priority.LOW, min(Priority.CRITICAL, int(req.priority)))
+    kind = req.kind
+    return int(_DEFAULT_PRIORITY.get(kind, Priority.NORMAL)) if kind is not None else int(Priority.NORMAL)
 
 
 @dataclass(frozen=True)
@@ -129,26 +163,38 @@ CIRCUIT_SIZES = {"2k": 2 << 10, "8m": 8 << 20, "512m": 512 << 20, "32g": 32 << 3
 _SIZE_LABEL = {v: k for k, v in CIRCUIT_SIZES.items()}
 
 
-def circuit_id(pt: ProofType | UpdateProofType) -> str:
-    """cuzk's name of a circuit (``porep-32g``, ``snap-32g``; the test sizes ``porep-2k``, ``snap-8m``, …)."""
-    return f"{WorkKind.of(pt)}-{_SIZE_LABEL.get(pt.sector_size, str(pt.sector_size))}"
+def circuit_id(pt: ProofType | UpdateProofType | PoStProofType) -> str:
+    """cuzk's name of a circuit (``porep-32g``, ``snap-32g``, ``wpost-32g``, ``winning-32g``; the test sizes
+    ``porep-2k``, ``snap-8m``, ``wpost-2k``, …)."""
+    return f"{_CIRCUIT_KIND[WorkKind.of(pt)]}-{_SIZE_LABEL.get(pt.sector_size, str(pt.sector_size))}"
 
 
-def circuit_proof_type(cid: str) -> ProofType | UpdateProofType:
+_CIRCUIT_KIND = {
+    WorkKind.POREP: "porep",
+    WorkKind.SNAP: "snap",
+    WorkKind.WINDOW_POST: "wpost",
+    WorkKind.WINNING_POST: "winning",
+}
+_CIRCUIT_KINDS = tuple(_CIRCUIT_KIND.values())
+
+
+def circuit_proof_type(cid: str) -> ProofType | UpdateProofType | PoStProofType:
     """The proof type whose parameters a circuit id names (PoRep: the V1_1 type of that size, whose
-    parameters every interactive PoRep of the size uses). RequestError for PoSt's and unknown ids."""
+    parameters every interactive PoRep of the size uses; WindowPoSt: the V1_1 type, whose parameters its V1
+    shares). RequestError for unknown ids."""
+    from porep.post.params import for_kind_and_size
     from porep.prooftypes import RegisteredSealProof, proof_type
     from porep.snap.params import for_sector_size
 
     kind, _, size = cid.partition("-")
-    if kind in ("wpost", "winning"):
-        raise RequestError(f"{cid}: this engine does not serve PoSt")
-    if kind not in ("porep", "snap") or size not in CIRCUIT_SIZES:
-        known = ", ".join(f"{k}-{s}" for k in ("porep", "snap") for s in CIRCUIT_SIZES)
+    if kind not in _CIRCUIT_KINDS or size not in CIRCUIT_SIZES:
+        known = ", ".join(f"{k}-{s}" for k in _CIRCUIT_KINDS for s in CIRCUIT_SIZES)
         raise RequestError(f"unknown circuit id {cid[:60]!r} (known: {known})")
     nbytes = CIRCUIT_SIZES[size]
     if kind == "snap":
         return for_sector_size(nbytes)
+    if kind in ("wpost", "winning"):
+        return for_kind_and_size("window" if kind == "wpost" else "winning", nbytes)
     name = next(
         p.name
         for p in RegisteredSealProof
@@ -166,10 +212,12 @@ def work_of(req: ProofRequest) -> Work:
     kind = req.kind
     if kind is None:
         raise RequestError(f"proof_kind {req.proof_kind} is not a ProofKind")
-    if kind in (ProofKind.WINDOW_POST_PARTITION, ProofKind.WINNING_POST):
-        raise RequestError(POST_REFUSAL.format(kind=kind.name))
     if kind is ProofKind.PROOF_KIND_UNSPECIFIED:
-        raise RequestError("proof_kind is unset: POREP_SEAL_COMMIT or SNAP_DEALS_UPDATE")
+        raise RequestError(
+            "proof_kind is unset: POREP_SEAL_COMMIT, SNAP_DEALS_UPDATE, WINDOW_POST_PARTITION or WINNING_POST"
+        )
+    if kind in POST_KINDS:
+        return _post(req, kind)
     if kind is ProofKind.POREP_SEAL_COMMIT:
         return _porep(req)
     return _snap(req)
@@ -267,6 +315,44 @@ def _snap(req: ProofRequest) -> Work:
     )
     try:
         return Work.from_snap(snap, miner=req.miner_id, sector=req.sector_number)
+    except WorkError as exc:
+        raise RequestError(_one_line(exc)) from None
+
+
+def _post(req: ProofRequest, kind: ProofKind) -> Work:
+    from agent.proving.work import Work, WorkError
+    from porep.post.params import PoStKind, post_proof_type
+
+    winning = kind is ProofKind.WINNING_POST
+    if req.vanilla_proof:
+        raise RequestError(
+            "a PoSt request carries one bincode vanilla proof per sector in vanilla_proofs, not a "
+            "vanilla_proof"
+        )
+    try:
+        pt = post_proof_type(int(req.registered_proof))
+    except ValueError:
+        raise RequestError(
+            f"registered_proof {req.registered_proof} is not a RegisteredPoStProof (0..14)"
+        ) from None
+    if (pt.kind is PoStKind.WINNING) != winning:
+        raise RequestError(
+            f"registered_proof {pt.name} is a {pt.kind.value} PoSt, the request is {kind.name}"
+        )
+    if req.sector_size and req.sector_size != pt.sector_size:
+        raise RequestError(
+            f"sector_size {req.sector_size} is not that of registered_proof {pt.name} "
+            f"({_size_name(pt.sector_size)}, {pt.sector_size})"
+        )
+    if len(req.randomness) != COMMITMENT_BYTES:
+        raise RequestError(f"randomness must be {COMMITMENT_BYTES} raw bytes, got {len(req.randomness)}")
+    if winning and req.partition_index:
+        raise RequestError(f"partition_index {req.partition_index}: WinningPoSt has one partition")
+    try:
+        return Work.from_post(
+            pt.id, req.randomness, req.vanilla_proofs, partition_index=req.partition_index, winning=winning,
+            miner=req.miner_id,
+        )
     except WorkError as exc:
         raise RequestError(_one_line(exc)) from None
 

@@ -21,6 +21,7 @@ import signal
 import socket
 import stat
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from agent.config import parse_listen
 from agent.cuzk import proving_pb2 as pb
 from agent.cuzk import proving_pb2_grpc as pb_grpc
 from agent.cuzk.jobs import AmbiguousJob, EngineBusy, Job, JobNotFound, Jobs, JobState, Outcome
-from agent.cuzk.request import ProofKind, ProofRequest, RequestError, circuit_id, circuit_proof_type
+from agent.cuzk.request import SERVED, ProofRequest, RequestError, circuit_id, circuit_proof_type
 from agent.sdnotify import Notifier
 
 if TYPE_CHECKING:
@@ -104,8 +105,14 @@ class EngineService:
         self.jobs = jobs
         self.prover = prover
         self.memory_info = memory_info or (lambda d: d.memory_info())
+        self.warming: str | None = None  # while set, proofs are refused UNAVAILABLE (GetStatus answers)
+
+    async def _not_warming(self, context: Any) -> None:
+        if self.warming is not None:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"warming up: {self.warming}; try again")
 
     async def SubmitProof(self, request: pb.SubmitProofRequest, context: Any) -> pb.SubmitProofResponse:
+        await self._not_warming(context)
         try:
             job, _ = self.jobs.submit(request_of(request), pinned=True)
         except EngineBusy as exc:
@@ -121,6 +128,7 @@ class EngineService:
         return answer_of(job.job_id, outcome)
 
     async def Prove(self, request: pb.ProveRequest, context: Any) -> pb.ProveResponse:
+        await self._not_warming(context)
         try:
             job, outcome = await self.jobs.prove(request_of(request.submit))
         except EngineBusy as exc:
@@ -160,7 +168,7 @@ class EngineService:
             for cid, nbytes in sorted(loaded.items())
         ]
         queues = []
-        for kind in (ProofKind.POREP_SEAL_COMMIT, ProofKind.SNAP_DEALS_UPDATE):
+        for kind in SERVED:
             mine = [j for j in open_jobs if j.kind is kind]
             queues.append(pb.QueueStatus(
                 proof_kind=kind.label,
@@ -334,9 +342,11 @@ async def serve(
     stop: asyncio.Event | None = None,
     ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Warm up (in a thread), bind, tell systemd READY and serve until SIGTERM / SIGINT (or ``stop``); then
+    """Bind, warm up (in a thread), tell systemd READY and serve until SIGTERM / SIGINT (or ``stop``); then
     stop accepting, cancel the calls in flight (and so their jobs) and return. systemd's watchdog is pinged
-    from the start, warm-up included."""
+    from the start, warm-up included. The port is bound before the warm-up (minutes for 32GiB): GetStatus
+    answers meanwhile, so Curio sees the engine alive, and a proof asked for is refused UNAVAILABLE until
+    the warm-up has passed."""
     notifier = notifier or Notifier()
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -355,7 +365,12 @@ async def serve(
     pings = loop.create_task(watchdog(), name="psagent-engine-watchdog")
     try:
         if warm_up is not None:
-            notifier.status("warming up: parameters, kernels, self-test proof")
+            server.service.warming = "parameters, kernels, self-test proof"
+        target = await server.start()
+        if warm_up is not None:
+            notifier.status(f"warming up on {target}: parameters, kernels, self-test proof")
+            log.info("listening on %s (GetStatus answers; proofs once warmed up); warming up", target)
+            t0 = time.perf_counter()
             warming = loop.create_task(anyio.to_thread.run_sync(warm_up))
             stopping = loop.create_task(stop.wait())
             await asyncio.wait({warming, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -364,7 +379,8 @@ async def serve(
                 log.info("stopping during warm-up (its thread ends on its own)")
                 return
             warming.result()
-        target = await server.start()
+            server.service.warming = None
+            log.info("warm-up done in %.1f s", time.perf_counter() - t0)
         notifier.ready(f"serving cuzk.v1.ProvingEngine on {target}")
         if ready is not None:
             ready(target)

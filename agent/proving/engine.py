@@ -12,16 +12,17 @@ costs seconds).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from gpu import device as gpu_device
+from gpu import memory
 from gpu.groth16 import plan
 from gpu.groth16 import prover as groth16
-from gpu.groth16.params_device import DeviceParameters, load_to_device
+from gpu.groth16.budget import default_budget
+from gpu.groth16.params_device import DeviceParameters, load_to_device, load_to_host
 from gpu.groth16.prover import Assignment, ProvingKey
 from gpu.options import EngineOptions
 from gpu.placement import Backend
@@ -30,7 +31,7 @@ from gpu.transfer import PinnedPool
 if TYPE_CHECKING:
     from gpu.device import Device
     from gpu.groth16.params import Parameters
-    from gpu.groth16.plan import ProofSizes
+    from gpu.groth16.plan import Layout, ProofSizes
     from gpu.groth16.r1cs import R1CS
 
 __all__ = ["Engine", "Groth16Engine", "assignment_host_bytes", "resident_r1cs_bytes"]
@@ -48,8 +49,11 @@ class Engine(Protocol):
     def params_to_device(self) -> bool:
         """Whether parameter files are decoded straight onto the device (:meth:`load_params`)."""
 
-    def load_params(self, path: Path) -> DeviceParameters: ...
+    def load_params(self, path: Path, r1cs: R1CS) -> Parameters | DeviceParameters:
+        """``path`` decoded on the device, into the memory ``r1cs``'s layout keeps the key in."""
     def key(self, params: Parameters | DeviceParameters, r1cs: R1CS) -> ProvingKey: ...
+    def memory_budget(self) -> int | None:
+        """Device bytes this engine may hold, key included (None: no device figure, as on the CPU)."""
     def device_bytes(self, key: ProvingKey) -> int:
         """Device bytes one proof needs beyond the key (what a job reserves)."""
     def resident_bytes(self, key: ProvingKey, r1cs: R1CS) -> int:
@@ -77,8 +81,9 @@ class Groth16Engine:
     ) -> None:
         """``device``: the CUDA device or its ordinal (None: 0); ``options`` (``gpu.options.EngineOptions``,
         None: the defaults; the agent fills them from ``[prover]`` with ``agent.config.engine_options``):
-        ``device_spmv`` and ``params_to_device`` act on the CUDA backend only (the pipeline then loads
-        parameter files with :meth:`load_params` instead of the host reader)."""
+        ``device_spmv``, ``params_to_device``, ``device_memory`` and ``layout`` act on the CUDA backend only
+        (the pipeline then loads parameter files with :meth:`load_params` instead of the host reader)."""
+        memory.install()  # before this process's first CUDA context: every allocation is counted
         chosen = gpu_device.resolve_backend(backend)
         self.options = options if options is not None else EngineOptions()
         self._backend = chosen.value
@@ -87,6 +92,9 @@ class Groth16Engine:
         )
         self._params_to_device = self._device is not None and self.options.params_to_device
         self._pool: PinnedPool | None = None
+        self._budget: int | None = None
+        self._budget_known = False
+        self._layouts: dict[ProofSizes, Layout] = {}
         if self._device is not None and not self._device.simulated:
             self._pool = PinnedPool()
 
@@ -102,42 +110,76 @@ class Groth16Engine:
     def params_to_device(self) -> bool:
         return self._params_to_device
 
-    def load_params(self, path: Path) -> DeviceParameters:
-        """``path`` decoded straight onto this engine's device (``DeviceParameters``, H bit-reversed as the
-        prover wants it). No subgroup check: only for a file the per-point check record trusts."""
+    def memory_budget(self) -> int | None:
+        """The device bytes this engine may hold, key included: ``options.device_memory``, or by default the
+        free memory once the context is up and every kernel has run once, less a reserve
+        (``gpu.groth16.budget``). Set as the device ledger's cap the first time it is asked, so an allocation
+        past it is refused naming its phase (``gpu.memory``). None on the CPU and under the simulator unless
+        named."""
         if self._device is None:
+            return None
+        if not self._budget_known:
+            self._budget = self.options.device_memory or default_budget(self._device)
+            self._budget_known = True
+            memory.ledger(self._device.index).cap = self._budget
+        return self._budget
+
+    def layout(self, r1cs: R1CS) -> Layout | None:
+        """Where ``r1cs``'s proofs keep their bytes on this engine's device (``gpu.groth16.plan``): the
+        configured layout (or the first that fits) under :meth:`memory_budget`; None on the CPU. A
+        ``gpu.groth16.plan.LayoutError`` names the smallest that would have fitted."""
+        if self._device is None:
+            return None
+        sizes = plan.ProofSizes.of_r1cs(r1cs)
+        got = self._layouts.get(sizes)
+        if got is None:
+            got = self._layouts[sizes] = plan.choose_layout(
+                sizes, self.memory_budget(), device_spmv=self.options.device_spmv, force=self.options.layout
+            )
+        return got
+
+    def load_params(self, path: Path, r1cs: R1CS) -> Parameters | DeviceParameters:
+        """``path`` decoded on this engine's device, into its layout's home: the device (``DeviceParameters``,
+        H bit-reversed as the prover wants it) or page-locked host memory (a streamed layout). No subgroup
+        check: only for a file the per-point check record trusts."""
+        lay = self.layout(r1cs)
+        if self._device is None or lay is None:
             raise ValueError("parameters go to a device only with the CUDA backend")
-        return load_to_device(path, self._device, h_bitrev=True)
+        if lay.key_on_device:
+            return load_to_device(path, self._device, h_bitrev=True)
+        return load_to_host(path, self._device)
 
     def key(self, params: Parameters | DeviceParameters, r1cs: R1CS) -> ProvingKey:
-        """The proving key over host ``Parameters`` (uploaded) or ``DeviceParameters`` (already resident)."""
+        """The proving key over host ``Parameters`` (uploaded, or streamed as the layout says) or
+        ``DeviceParameters`` (already resident)."""
+        lay = self.layout(r1cs)
         if isinstance(params, DeviceParameters):
-            return ProvingKey.from_device_parameters(params, r1cs.density(), device=self._device)
-        return ProvingKey(params, r1cs.density(), backend=self._backend, device=self._device)
+            return ProvingKey.from_device_parameters(params, r1cs.density(), device=self._device, layout=lay)
+        return ProvingKey(params, r1cs.density(), backend=self._backend, device=self._device, layout=lay)
 
     def device_bytes(self, key: ProvingKey) -> int:
-        """One proof's device working bytes beyond the key (``gpu.groth16.prover.device_bytes``)."""
-        if self._device is None:
+        """One proof's device working bytes beyond the key: its layout's largest phase (0 on the CPU)."""
+        if self._device is None or key.layout is None:
             return 0
-        return int(groth16.device_bytes(key, device_spmv=self._device_spmv()))
-
-    def _device_spmv(self) -> bool:
-        return self._device is not None and self.options.device_spmv
+        return key.layout.working()
 
     def resident_bytes(self, key: ProvingKey, r1cs: R1CS) -> int:
-        """Device bytes the key keeps for as long as it lives (``gpu.groth16.plan.key_device_bytes`` of the
-        key's sizes): the five bases and the A/B gather indices, and with the device SpMV the R1CS that
-        ``ProvingKey.device_r1cs`` uploads at the first proof. 0 on the CPU."""
-        if self._device is None:
+        """Device bytes the key keeps for as long as it lives: its layout's resident bytes (bases when
+        resident, gather indices, NTT tables and, with the device SpMV, the R1CS that
+        ``ProvingKey.device_r1cs`` uploads at the first proof). 0 on the CPU."""
+        if self._device is None or key.layout is None:
             return 0
-        sizes = replace(key.sizes, rows=r1cs.num_constraints_total, matrices=plan.matrix_sizes(r1cs))
-        return sum(plan.key_device_bytes(sizes, device_spmv=self._device_spmv()).values())
+        return sum(key.layout.resident().values())
+
+    def _device_spmv(self, r1cs: R1CS) -> bool:
+        lay = self.layout(r1cs)
+        return lay is not None and lay.device_spmv
 
     def host_bytes(self, r1cs: R1CS) -> int:
-        return assignment_host_bytes(r1cs, device_spmv=self._device_spmv())
+        return assignment_host_bytes(r1cs, device_spmv=self._device_spmv(r1cs))
 
     def assign(self, r1cs: R1CS, witness: np.ndarray) -> Assignment:
-        return Assignment.from_r1cs(r1cs, witness, pool=self._pool, device_spmv=self._device_spmv())
+        return Assignment.from_r1cs(r1cs, witness, pool=self._pool, device_spmv=self._device_spmv(r1cs))
 
     def release(self, asg: Assignment) -> None:
         if self._pool is not None:

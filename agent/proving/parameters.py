@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gpu.groth16.params import Parameters
     from gpu.groth16.r1cs import R1CS
     from gpu.placement import Backend
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
@@ -52,7 +53,7 @@ IN_PLACE = "params in place"  # write_dev_params' stage once the .params is rena
 DEV_NOTE = "development parameters: toxic waste drawn from the OS CSPRNG and discarded"
 
 
-def params_paths(params_dir: Path, pt: ProofType | UpdateProofType) -> tuple[Path, Path]:
+def params_paths(params_dir: Path, pt: ProofType | UpdateProofType | PoStProofType) -> tuple[Path, Path]:
     """``(…/<stem>.params, …/<stem>.vk)`` of a seal or update proof type (Filecoin's names)."""
     return params_dir / f"{pt.param_stem}.params", params_dir / f"{pt.param_stem}.vk"
 
@@ -100,13 +101,20 @@ class CheckedParams:
         self.record_file.put(path, {"blake2b": digest or file_digest(path)})
 
 
-def blank_r1cs(pt: ProofType | UpdateProofType, cache: Path | None = None) -> R1CS:
+def blank_r1cs(pt: ProofType | UpdateProofType | PoStProofType, cache: Path | None = None) -> R1CS:
     """The R1CS of one partition of ``pt`` without a witness (what the setup needs): the update circuit for
-    an update proof type, the StackedDRG circuit for a seal proof type ("StackedDrg2KiBV1" names both)."""
+    an update proof type, the FallbackPoSt circuit for a PoSt proof type, the StackedDRG circuit for a seal
+    proof type ("StackedDrg2KiBV1" names both a seal and an update proof)."""
     from porep.circuit.partition import partition_r1cs  # numba: after the kernel-cache set-up
+    from porep.post.partition import post_r1cs
     from porep.snap.partition import update_r1cs
 
-    return for_kind(pt, porep=lambda p: partition_r1cs(p, cache), snap=lambda u: update_r1cs(u, cache))
+    return for_kind(
+        pt,
+        porep=lambda p: partition_r1cs(p, cache),
+        snap=lambda u: update_r1cs(u, cache),
+        post=lambda q: post_r1cs(q, cache),
+    )
 
 
 def write_dev_params(
@@ -152,7 +160,7 @@ def write_dev_params(
 
 
 def ensure_dev_params(
-    pt: ProofType | UpdateProofType,
+    pt: ProofType | UpdateProofType | PoStProofType,
     directory: Path,
     *,
     cache: Path,

@@ -7,8 +7,8 @@ One code path for ``psagent prove``, ``bench e2e`` and the agent:
   read with the per-point subgroup check once per file (``agent.proving.parameters.CheckedParams``); an
   engine that loads parameters straight onto its device (``params_to_device``) only reads a file the record
   trusts (a file not yet recorded is checked on the host first, recorded, dropped, then loaded).
-* the circuit is asked two questions (``porep.circuit.partition`` / ``porep.snap.partition``): the R1CS of a
-  shape, and the assignment of one partition (:class:`Circuits`).
+* the circuit is asked two questions (``agent.proving.circuits``): the R1CS of a shape, and the assignment of
+  one partition.
 * partitions are synthesised on CPU threads ahead of the prover: ``workers`` partitions of one proof are in
   flight at once (proving concurrently on the engine, each with one more synthesised ahead), and every
   in-flight assignment holds its host bytes from ``agent.admission.HostBudget`` until it is proven.
@@ -28,9 +28,10 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,8 +39,9 @@ from agent.admission import HostBudget
 from agent.config import cache_dir
 from agent.host import DeviceSampler, PeakRss
 from agent.paramfiles import ParamDigests, fetch_hint, verdict
+from agent.proving.circuits import Circuits
 from agent.proving.engine import Engine, Groth16Engine
-from agent.proving.kind import for_kind
+from agent.proving.kind import WorkKind
 from agent.proving.parameters import CheckedParams, params_paths, read_params
 from agent.proving.result import Events, PartitionResult, ProofResult, StageEvent, emit
 from agent.proving.schedule import PartitionSchedule, ProofCancelled
@@ -48,20 +50,18 @@ from agent.proving.work import Work
 from gpu.arith.fields.constants import R_MODULUS
 from gpu.groth16 import reference
 from gpu.groth16 import verifier as groth16_verifier
+from gpu.groth16.params import check_file
 from gpu.groth16.synthetic import SyntheticCircuit
-from porep.circuit.partition import StackedCircuit
 from porep.official_params import OFFICIAL
-from porep.snap.partition import UpdateCircuit as RealUpdateCircuit
 
 if TYPE_CHECKING:
     from gpu.groth16.params import Parameters
     from gpu.groth16.params_device import DeviceParameters
     from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
-    from porep.c1 import SealCommitPhase1Output
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
-    from porep.snap.partition import UpdateWork
 
 __all__ = [
     "Circuits",
@@ -70,52 +70,12 @@ __all__ = [
     "ProofCancelled",
     "ProofPipeline",
     "ProofResult",
-    "SealCircuit",
     "StageEvent",
-    "UpdateCircuit",
 ]
 
 log = logging.getLogger(__name__)
 
 Sample = tuple["R1CS", np.ndarray, list[int]]
-
-
-# -- the circuit seam ----------------------------------------------------------------------------------------
-
-
-class SealCircuit(Protocol):
-    """The StackedDRG circuit's two answers (``porep.circuit.partition.StackedCircuit``)."""
-
-    def r1cs(self, pt: ProofType) -> R1CS: ...
-    def assignment(self, c1: SealCommitPhase1Output, k: int) -> np.ndarray: ...
-
-
-class UpdateCircuit(Protocol):
-    """The SnapDeals update circuit's two answers (``porep.snap.partition.UpdateCircuit``)."""
-
-    def r1cs(self, pt: UpdateProofType) -> R1CS: ...
-    def assignment(self, work: UpdateWork, k: int) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class Circuits:
-    """The circuit of each kind of work; ``default``: the real ones (compiled templates under ``cache``)."""
-
-    seal: SealCircuit
-    update: UpdateCircuit
-
-    @classmethod
-    def default(cls, cache: Path | None) -> Circuits:
-        return cls(StackedCircuit(cache), RealUpdateCircuit(cache))
-
-    def r1cs(self, pt: ProofType | UpdateProofType) -> R1CS:
-        return for_kind(pt, porep=self.seal.r1cs, snap=self.update.r1cs)
-
-    def assignment(self, work: Work, k: int) -> np.ndarray:
-        if work.update is not None:
-            return self.update.assignment(work.update, k)
-        assert work.c1 is not None
-        return self.seal.assignment(work.c1, k)
 
 
 _ENGINE_NAMES = {"quotient": "NTT/H", "upload_abc": "upload", "upload_witness": "upload"}
@@ -151,7 +111,7 @@ def _synthetic_sample(constraints: int = 256) -> Sample:
 
 @dataclass
 class _Shape:
-    pt: ProofType | UpdateProofType
+    pt: ProofType | UpdateProofType | PoStProofType
     r1cs: R1CS
     key: ProvingKey
     host_bytes: int
@@ -205,15 +165,16 @@ class ProofPipeline:
     def backend(self) -> str:
         return self.engine.backend
 
-    def loaded(self, pt: ProofType | UpdateProofType, engine: int = 0) -> bool:
+    def loaded(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> bool:
         return (engine, pt.param_stem) in self._shapes
 
-    def params_file(self, pt: ProofType | UpdateProofType) -> Path:
+    def params_file(self, pt: ProofType | UpdateProofType | PoStProofType) -> Path:
         """The .params file of ``pt``; FileNotFoundError naming it (before any synthesis) when absent."""
         path, _ = params_paths(self.params_dir, pt)
         if not path.is_file():
-            update = "empty-sector-update" in pt.param_stem
-            hint = fetch_hint(pt.size_label, self.params_dir, update=update)
+            kind = WorkKind.of(pt)
+            post = kind.post_kind.value if kind.post_kind is not None else None
+            hint = fetch_hint(pt.size_label, self.params_dir, update=kind is WorkKind.SNAP, post=post)
             raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path} ({hint})")
         return path
 
@@ -229,7 +190,7 @@ class ProofPipeline:
 
     def shape(
         self,
-        pt: ProofType | UpdateProofType,
+        pt: ProofType | UpdateProofType | PoStProofType,
         *,
         engine: int = 0,
         setup: dict[str, float] | None = None,
@@ -258,9 +219,9 @@ class ProofPipeline:
             emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
             params: Parameters | DeviceParameters
             if eng.params_to_device:
-                params = self._params_to_device(eng, path, trusted, setup)
+                params = self._params_to_device(eng, path, r1cs, trusted, setup)
             else:
-                params = self.read_params(path, not trusted)
+                params = self._read_checked(path, trusted, events)
                 if not trusted:
                     self.checked.record(path)
             setup["params"] = time.perf_counter() - t0
@@ -281,7 +242,7 @@ class ProofPipeline:
             got = self._shapes[(engine, pt.param_stem)] = _Shape(pt, r1cs, key, eng.host_bytes(r1cs))
             return got
 
-    def loaded_shapes(self) -> list[tuple[int, ProofType | UpdateProofType, int]]:
+    def loaded_shapes(self) -> list[tuple[int, ProofType | UpdateProofType | PoStProofType, int]]:
         """(engine, proof type, device bytes its key keeps resident) of every shape loaded now; read without
         the loading lock, so a status reader never waits for a load in progress."""
         snapshot = list(self._shapes.items())
@@ -290,7 +251,7 @@ class ProofPipeline:
             for (engine, _), shape in sorted(snapshot, key=lambda item: item[0])
         ]
 
-    def evict(self, pt: ProofType | UpdateProofType) -> list[int]:
+    def evict(self, pt: ProofType | UpdateProofType | PoStProofType) -> list[int]:
         """Drop ``pt``'s proving key on every engine and its R1CS (the next proof of ``pt`` loads them again);
         the engines that had it loaded. A proof running on the key keeps its own reference until it ends."""
         with self._lock:
@@ -300,9 +261,19 @@ class ProofPipeline:
             self._r1cs.pop(pt.param_stem, None)
         return engines
 
+    def _read_checked(self, path: Path, trusted: bool, events: Events | None) -> Parameters:
+        """The host read of ``path``, with the per-point check unless ``trusted``. The default reader checks
+        first, chunk by chunk, telling the fraction done (a first check takes minutes to tens of minutes: the
+        time left is then known), then decodes without the subgroup check (what was just checked)."""
+        if trusted or self.read_params is not read_params or events is None:
+            return self.read_params(path, not trusted)
+        stage = "params (first use: point checks)"
+        check_file(path, lambda done, total: emit(events, StageEvent("", -1, 0, stage, None, done / total)))
+        return self.read_params(path, False)
+
     def _params_to_device(
-        self, eng: Engine, path: Path, trusted: bool, setup: dict[str, float]
-    ) -> DeviceParameters:
+        self, eng: Engine, path: Path, r1cs: R1CS, trusted: bool, setup: dict[str, float]
+    ) -> Parameters | DeviceParameters:
         """The engine's device load of ``path``. Its decoder makes no subgroup check and trusts the record, so
         a file not recorded yet gets the host reader's full check first (its arrays dropped before the load),
         exactly as the default path checks it, and is recorded once that passed."""
@@ -315,19 +286,21 @@ class ProofPipeline:
         if not self.checked.trusted(path):  # changed since the check: refuse rather than load it unchecked
             raise RuntimeError(f"{path}: changed after its point check; not loaded to the device unchecked")
         t0 = time.perf_counter()
-        params = eng.load_params(path)
+        params = eng.load_params(path, r1cs)
         setup["params_device_load"] = time.perf_counter() - t0
         return params
 
-    def device_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
+    def device_bytes(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> int:
         """Device bytes one partition's proof of ``pt`` needs beyond the resident key."""
         return self.engines[engine].device_bytes(self.shape(pt, engine=engine).key)
 
-    def job_device_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
-        """What a job reserves: one partition's proof working bytes for each partition in flight at once."""
-        return self.device_bytes(pt, engine) * self.workers
+    def job_device_bytes(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> int:
+        """What a job reserves: one partition's proof working bytes (its layout's largest phase). The lanes
+        share them: the engine holds its device for a partition's whole device part, so two partitions'
+        device buffers are never held at once."""
+        return self.device_bytes(pt, engine)
 
-    def resident_bytes(self, pt: ProofType | UpdateProofType, engine: int = 0) -> int:
+    def resident_bytes(self, pt: ProofType | UpdateProofType | PoStProofType, engine: int = 0) -> int:
         """Device bytes the key of ``pt`` keeps resident on engine ``engine``'s device."""
         shape = self.shape(pt, engine=engine)
         return self.engines[engine].resident_bytes(shape.key, shape.r1cs)
@@ -342,17 +315,24 @@ class ProofPipeline:
         events: Events | None = None,
         verify: bool = True,
         cancel: threading.Event | None = None,
+        device_turn: Callable[[], AbstractContextManager[object]] | None = None,
     ) -> ProofResult:
         """Prove every partition of ``work`` on engine ``engine``; verify each against the Work's public
         inputs as it is proven (``verify=False``: no pairing check; the verdicts are then None).
         ``memory_bytes``: the device bytes granted to this job, shared by its partitions in flight.
-        ``cancel``: once set, no further partition starts (:class:`ProofCancelled` at the next boundary)."""
+        ``cancel``: once set, no further partition starts (:class:`ProofCancelled` at the next boundary).
+        ``device_turn``: entered around each partition's prove call (a fresh context each time): the engine's
+        priority turns (``agent.cuzk.scheduler``) make a partition wait there while higher-priority work
+        proves on the device; the wait is the stage ``device_wait``."""
         t_start = time.perf_counter()
         setup: dict[str, float] = {}
         shape = self.shape(work.proof_type, engine=engine, setup=setup, events=events)
         lanes = max(1, min(self.workers, work.partitions))
-        per_lane = memory_bytes // lanes if memory_bytes is not None else None
-        run = _ProofRun(self, work, job_id, shape, self.engines[engine], per_lane, events, verify)
+        # the engine holds its device for a partition's whole device part, so the lanes' proofs never hold
+        # device memory at once: each may use the whole grant
+        run = _ProofRun(
+            self, work, job_id, shape, self.engines[engine], memory_bytes, events, verify, device_turn
+        )
         schedule: PartitionSchedule[Assignment, _Proven] = PartitionSchedule(
             work.partitions, lanes, host=self.host, host_bytes=shape.host_bytes, job_id=job_id, cancel=cancel
         )
@@ -413,12 +393,14 @@ class _ProofRun:
         job_id: str,
         shape: _Shape,
         eng: Engine,
-        per_lane: int | None,
+        memory_bytes: int | None,
         events: Events | None,
         verify: bool,
+        device_turn: Callable[[], AbstractContextManager[object]] | None,
     ) -> None:
         self.pipeline, self.work, self.job_id, self.shape, self.eng = pipeline, work, job_id, shape, eng
-        self.per_lane, self.events, self.verify = per_lane, events, verify
+        self.memory_bytes, self.events, self.verify = memory_bytes, events, verify
+        self.device_turn = device_turn
         n = self.n = work.partitions
         self.stages: list[dict[str, float]] = [{} for _ in range(n)]
         self.results: list[PartitionResult | None] = [None] * n
@@ -443,11 +425,19 @@ class _ProofRun:
         return asg
 
     def prove(self, k: int, assignment: Assignment) -> _Proven:
-        self._event(k, "prove")
-        timings: dict[str, float] = {}
+        """The Groth16 proof, inside the device turn when there is one (its wait: stage ``device_wait``)."""
         t0 = time.perf_counter()
-        proof = self.eng.prove(self.shape.key, assignment, memory_bytes=self.per_lane, timings=timings)
-        return proof, _engine_stages(timings, time.perf_counter() - t0)
+        with self.device_turn() if self.device_turn is not None else nullcontext():
+            if self.device_turn is not None:
+                self.stages[k]["device_wait"] = time.perf_counter() - t0
+            self._event(k, "prove")
+            timings: dict[str, float] = {}
+            t0 = time.perf_counter()
+            proof = self.eng.prove(
+                self.shape.key, assignment, memory_bytes=self.memory_bytes, timings=timings
+            )
+            prove_s = time.perf_counter() - t0
+        return proof, _engine_stages(timings, prove_s)
 
     def release(self, assignment: Assignment) -> None:
         self.eng.release(assignment)

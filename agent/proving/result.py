@@ -13,13 +13,15 @@ __all__ = ["Events", "PartitionResult", "ProofResult", "StageEvent", "emit"]
 
 @dataclass(frozen=True)
 class StageEvent:
-    """Progress of one proof: ``seconds`` is None when ``stage`` starts, its duration when it ended."""
+    """Progress of one proof: ``seconds`` is None when ``stage`` starts, its duration when it ended;
+    ``fraction`` (seconds None): how much of the running stage is done (the per-point check says it)."""
 
     job_id: str
     partition: int
     partitions: int
     stage: str
     seconds: float | None = None
+    fraction: float | None = None
 
 
 Events = Callable[[StageEvent], None]

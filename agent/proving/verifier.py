@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agent.proving.work import Work
     from gpu.groth16.params import VerifyingKey
     from gpu.groth16.verifier import PreparedVerifyingKey
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
@@ -73,7 +74,7 @@ class HostVerifier:
         }
         self._lock = threading.Lock()
 
-    def use_key(self, pt: ProofType | UpdateProofType, vk: VerifyingKey) -> None:
+    def use_key(self, pt: ProofType | UpdateProofType | PoStProofType, vk: VerifyingKey) -> None:
         """Verify ``pt`` with ``vk`` (the pipeline passes the key inside the ``.params`` file it proves with),
         unless a key for its stem is already held."""
         from gpu.groth16.verifier import prepare_verifying_key  # numba: after the kernel-cache set-up
@@ -82,10 +83,10 @@ class HostVerifier:
             if pt.param_stem not in self._pvks:
                 self._pvks[pt.param_stem] = prepare_verifying_key(vk)
 
-    def vk_file(self, pt: ProofType | UpdateProofType) -> Path:
+    def vk_file(self, pt: ProofType | UpdateProofType | PoStProofType) -> Path:
         return params_paths(self.params_dir, pt)[1]
 
-    def key(self, pt: ProofType | UpdateProofType) -> PreparedVerifyingKey:
+    def key(self, pt: ProofType | UpdateProofType | PoStProofType) -> PreparedVerifyingKey:
         """The prepared key of ``pt``; FileNotFoundError naming the ``.vk`` file when there is none."""
         with self._lock:
             pvk = self._pvks.get(pt.param_stem)

@@ -15,6 +15,7 @@ vanilla checks itself to report every failure instead of the first.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -26,6 +27,9 @@ from market.proofdata import ProofData
 from porep.c1 import DEFAULT_MAX_BYTES, C1FormatError, parse_c1
 from porep.c1.envelope import looks_like_lotus_c2_input, parse_lotus_c2_input
 from porep.ids import prover_id
+from porep.post import verify as post_verify
+from porep.post.params import PoStKind
+from porep.post.partition import post_public_inputs
 from porep.sdr import public_inputs, vanilla_verify
 from porep.snap.partition import UpdateWork, update_public_inputs
 from porep.snap.verify import check_request
@@ -33,6 +37,7 @@ from porep.snap.verify import check_request
 if TYPE_CHECKING:
     from market.proofdata import Snap
     from porep.c1 import SealCommitPhase1Output
+    from porep.post.params import PoStProofType
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
 
@@ -170,13 +175,14 @@ def _binding(got: Recognised, miner: int | None, sector: int | None) -> tuple[in
 
 @dataclass(frozen=True, eq=False)
 class Work:
-    """One strictly checked proving job: its kind, proof type, what the circuit reads (the C1, or the Snap
-    request as ``porep.snap.partition.UpdateWork``) and every partition's public inputs, computed once.
+    """One strictly checked proving job: its kind, proof type, what the circuit reads (the C1, the Snap
+    request as ``porep.snap.partition.UpdateWork``, or the checked PoSt request) and every partition's public
+    inputs, computed once.
 
     ``raw`` is the input as received (for a market request, the bytes its CID names)."""
 
     kind: WorkKind
-    proof_type: ProofType | UpdateProofType
+    proof_type: ProofType | UpdateProofType | PoStProofType
     c1: SealCommitPhase1Output | None
     update: UpdateWork | None
     public_inputs: tuple[tuple[int, ...], ...]
@@ -184,6 +190,7 @@ class Work:
     format: InputFormat
     miner: int | None
     sector: int | None
+    post: post_verify.CheckedPoSt | None = None
 
     @property
     def partitions(self) -> int:
@@ -198,7 +205,7 @@ class Work:
     def bound(self) -> bool:
         """Whether the public inputs are bound to a sector (replica_id re-derived from miner and sector);
         a bare C1 without them is proven against the replica_id its header carries."""
-        return self.kind is WorkKind.SNAP or self.sector is not None
+        return self.kind is not WorkKind.POREP or self.sector is not None
 
     @classmethod
     def from_bytes(
@@ -224,6 +231,36 @@ class Work:
         commitments and bincode partition proofs), with the same strict check and public inputs as a
         ProofData's. ``raw`` stays empty: the fields are the input."""
         return _snap_work(Recognised(InputFormat.CUZK, None, b"", snap, miner, sector), b"")
+
+    @classmethod
+    def from_post(
+        cls,
+        registered_proof: int,
+        randomness: bytes,
+        vanilla_proofs: Sequence[bytes],
+        *,
+        partition_index: int = 0,
+        winning: bool,
+        miner: int | None = None,
+    ) -> Work:
+        """A PoSt request as Curio's engine call carries it (``RegisteredPoStProof``, the 32-byte randomness,
+        one bincode ``FallbackPoStSectorProof`` per sector, the WindowPoSt partition index): the strict check
+        (``porep.post.verify``, docs post.md §4) and the public inputs from the public values only (§5.2).
+        ``winning``: the kind the request claims. One partition; ``raw`` stays empty."""
+        kind = PoStKind.WINNING if winning else PoStKind.WINDOW
+        try:
+            checked = post_verify.check_request(
+                registered_proof, randomness, list(vanilla_proofs), partition_index=partition_index, kind=kind
+            )
+        except post_verify.PoStProofError as exc:
+            raise WorkError(f"the PoSt request failed the strict check: {_first_line(exc)}") from exc
+        inputs = post_public_inputs(checked)
+        wk = WorkKind.WINNING_POST if winning else WorkKind.WINDOW_POST
+        sector = checked.proofs[0].sector_id if len(checked.proofs) == 1 else None
+        return cls(
+            wk, checked.proof_type, None, None, (tuple(inputs),), b"", InputFormat.CUZK, miner, sector,
+            post=checked,
+        )
 
 
 def _porep_work(got: Recognised, raw: bytes, miner: int | None, sector: int | None) -> Work:

@@ -31,7 +31,7 @@ from gpu.curves._host import Group
 from gpu.device import Device
 from gpu.groth16.fixed_base import f_store
 from gpu.groth16.fixed_base_cuda import bswap32
-from gpu.groth16.params import G1_UNC, G2_UNC, VerifyingKey, _read_u32, _read_vk
+from gpu.groth16.params import G1_UNC, G2_UNC, Parameters, VerifyingKey, _read_u32, _read_vk
 
 U32 = np.uint32
 CHUNK_POINTS = 1 << 22  # points per upload (G1 400 MB, G2 800 MB of raw bytes)
@@ -195,6 +195,71 @@ def load_to_device(
     if timings is not None:
         timings["load_s"] = time.perf_counter() - t0
     return DeviceParameters(vk, *out, domain_log=logn, h_bitrev=h_bitrev)
+
+
+def load_to_host(
+    path: str | os.PathLike[str],
+    device: Device,
+    *,
+    chunk_points: int = CHUNK_POINTS,
+    timings: dict[str, float] | None = None,
+) -> Parameters:
+    """Read ``path`` as :func:`load_to_device` does, decoding on ``device`` a chunk at a time, but keep the
+    decoded bases in page-locked host memory (natural order): the key of a streamed layout
+    (``gpu.groth16.plan``), which a card smaller than the key streams from. The device holds one chunk's raw
+    words and decoded points at a time."""
+    import time
+
+    t0 = time.perf_counter()
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            raise EncodingError(f"{path}: empty parameter file")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            view = memoryview(mm)
+            try:
+                vk, pos = _read_vk(view, 0, True)
+                out: list[np.ndarray] = []
+                with device.use():
+                    bad = cuda.to_device(np.zeros(1, dtype=np.uint32))
+                    for name, group in (("h", G1), ("l", G1), ("a", G1), ("b_g1", G1), ("b_g2", G2)):
+                        n, pos = _read_u32(view, pos)
+                        if name == "h" and (n + 1) & n:
+                            raise EncodingError(f"H query has {n} points, not 2^k - 1")
+                        host, pos = _host_section(view, pos, n, group, bad, chunk_points)
+                        out.append(host)
+                    nbad = int(bad.copy_to_host()[0])
+                    cuda.synchronize()
+            finally:
+                view.release()
+    if nbad:
+        raise EncodingError(f"{path}: {nbad} point(s) with flags set, non-canonical or off the curve")
+    if timings is not None:
+        timings["load_s"] = time.perf_counter() - t0
+    return Parameters(vk, *out)
+
+
+def _host_section(
+    view: memoryview, pos: int, n: int, group: Group, bad: Any, chunk: int
+) -> tuple[np.ndarray, int]:
+    """One section decoded on the device a chunk at a time into a page-locked host array (natural order);
+    every view of the file dies with this call (the map can then be closed)."""
+    from gpu.transfer import pinned_empty
+
+    size = G2_UNC if group.fq2 else G1_UNC
+    end = pos + n * size
+    if end > len(view):
+        raise EncodingError(f"truncated: {n} {group.name} points need {n * size} bytes")
+    host = pinned_empty((n,) + group.affine_shape, np.uint32)
+    step = max(1, min(chunk, n))
+    d_pts = cuda.device_array((step,) + group.affine_shape, dtype=np.uint32)
+    none = cuda.to_device(np.zeros(1, dtype=np.uint32))
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        words = np.frombuffer(view, dtype=np.uint32, count=(hi - lo) * size // 4, offset=pos + lo * size)
+        d_words = cuda.to_device(words.reshape(hi - lo, size // 4))
+        decode_zcash[_blocks(hi - lo), THREADS](d_words, hi - lo, none, False, 0, d_pts, bad)
+        d_pts[: hi - lo].copy_to_host(host[lo:hi])
+    return host, end
 
 
 def _section(

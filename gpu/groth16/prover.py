@@ -31,17 +31,19 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpu import memory
 from gpu.arith.fields import fr_encode, fr_from_ints, fr_mul_batch, fr_sub_batch
 from gpu.arith.fields.constants import R_MODULUS as R
 from gpu.curves import G1, G2
 from gpu.device import Device, place
 from gpu.groth16.params import Parameters, Proof, VerifyingKey
+from gpu.groth16.plan import Layout
 from gpu.groth16.r1cs import R1CS, Density, check_witness
 from gpu.ntt import Order, plan, transform_cpu, transform_cuda, vanishing_on_coset
 from gpu.ntt.tables import NO_SCALE, scale
@@ -226,10 +228,16 @@ class ProvingKey:
         backend: Backend | str = Backend.cpu,
         device: Device | int | None = None,
         keep_host: bool = True,
+        layout: Layout | None = None,
     ) -> None:
+        """``layout`` (CUDA; ``gpu.groth16.plan.choose_layout``): where the bases live and how the MSMs are
+        cut; None: the resident layout, one pass per MSM. A streamed layout keeps the host bases (page-locked
+        where they lie) and uploads nothing of them."""
         from gpu.msm import MSMContext
 
         self.params = params
+        self.layout = layout
+        self.host_bases: dict[str, np.ndarray] | None = None
         kw = self._prepare(
             params.vk,
             density,
@@ -240,20 +248,49 @@ class ProvingKey:
             backend=backend,
             device=device,
         )
-        self.ctx = {
-            "h": MSMContext(permuted_h_bases(params.h, self.logn), **kw),
-            "l": MSMContext(params.l, **kw),
-            "a": MSMContext(params.a, **kw),
-            "b_g1": MSMContext(params.b_g1, **kw),
-            "b_g2": MSMContext(params.b_g2, **kw),
-        }
+        if self.device is not None and layout is not None and not layout.key_on_device:
+            from gpu.transfer import pin_in_place
+
+            with self.device.use():
+                self.host_bases = {name: pin_in_place(arr) for name, _, arr in params.sections()}
+            self.ctx = {}
+            self._resident: tuple[R1CS, DeviceR1CS] | None = None
+            return
+        with self._loading():
+            self.ctx = {
+                "h": MSMContext(permuted_h_bases(params.h, self.logn), **kw),
+                "l": MSMContext(params.l, **kw),
+                "a": MSMContext(params.a, **kw),
+                "b_g1": MSMContext(params.b_g1, **kw),
+                "b_g2": MSMContext(params.b_g2, **kw),
+            }
         if backend == "cuda" and not keep_host:
             self.params = None  # type: ignore[assignment]  # the bases live on the device now
-        self._resident: tuple[R1CS, DeviceR1CS] | None = None
+        self._resident = None
+
+    def _loading(self) -> Any:
+        """The key's uploads as the ledger's phase "key" (its bytes are the layout's resident ones)."""
+        from contextlib import nullcontext
+
+        if self.device is None:
+            return nullcontext()
+        lay = self.layout
+        planned = sum(lay.resident().values()) if lay is not None else 0
+        return memory.ledger(self.device.index).phase("key", planned)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the bases stay on the host and are streamed to the device as each MSM runs."""
+        return self.host_bases is not None
 
     @classmethod
     def from_device_parameters(
-        cls, dparams: DeviceParameters, density: Density, *, device: Device | int | None = None
+        cls,
+        dparams: DeviceParameters,
+        density: Density,
+        *,
+        device: Device | int | None = None,
+        layout: Layout | None = None,
     ) -> ProvingKey:
         """A CUDA key over bases already resident on ``device`` (``gpu.groth16.params_device.load_to_device``
         with ``h_bitrev=True``, on the same device): nothing is uploaded or permuted on the host and no host
@@ -268,8 +305,12 @@ class ProvingKey:
             )
         if dparams.h.shape[0] != 1 << logn:
             raise ValueError(f"H query has {dparams.h.shape[0]} slots, domain 2^{logn} needs {1 << logn}")
+        if layout is not None and not layout.key_on_device:
+            raise ValueError(f"bases on the device make a resident key, not {layout.name}")
         self = cls.__new__(cls)
         self.params = None  # type: ignore[assignment]  # the bases live on the device only
+        self.layout = layout
+        self.host_bases = None
         kw = self._prepare(
             dparams.vk,
             density,
@@ -338,9 +379,12 @@ class ProvingKey:
             b_full = np.concatenate([self.b_inp_idx, self.num_inputs + self.b_aux_idx]).astype(np.uint32)
             assert self.device is not None
             self.staging = Staging()  # pinned buffers for a, b, c and the witness, reused by every proof
+            from gpu.ntt.cuda import h_step_tables
+
             with self.device.use():
                 self.d_a_idx = cuda.to_device(a_full)
                 self.d_b_idx = cuda.to_device(b_full)
+                h_step_tables(self.device, logn)  # resident from the start, as the plan counts them
         return kw
 
     @property
@@ -410,9 +454,11 @@ def prove(
     one for all) make it deterministic; otherwise each circuit gets fresh CSPRNG values. ``timings`` receives
     one dict of per-phase seconds per circuit. With the CUDA backend and several circuits, ``batch`` runs each
     MSM once for a group of circuits (``MSMContext.msm_batch``: one sort and one accumulation pass over the
-    resident bases); the groups are as large as ``memory_bytes`` admits (the agent's admission grant; None:
-    the device's free memory now). In a batch, a circuit's MSM phases are the group's time divided by its
-    size (key ``batch`` gives the size)."""
+    resident bases); the groups are as large as ``memory_bytes`` admits. ``memory_bytes``: the device bytes
+    this call may hold beyond the key's resident ones (the agent's admission grant); one circuit at a time
+    then runs under the cap resident + grant (``gpu.memory``: a phase planned past it is refused before it
+    starts, naming it); None: the device's ledger keeps the cap its engine set, or none. In a batch, a
+    circuit's MSM phases are the group's time divided by its size (key ``batch`` gives the size)."""
     asgs = [assignments] if isinstance(assignments, Assignment) else list(assignments)
     nc = len(asgs)
     rs = _per_circuit(r, nc)
@@ -427,7 +473,10 @@ def prove(
                 for lo in range(0, nc, size):
                     res += _msms_cuda_batch(pk, asgs[lo : lo + size], ts[lo : lo + size], memory_bytes)
             else:
-                res = [_msms_cuda(pk, asg, t) for asg, t in zip(asgs, ts, strict=True)]
+                res = []
+                for asg, t in zip(asgs, ts, strict=True):
+                    with _capped(pk, asg, memory_bytes):
+                        res.append(_msms_cuda(pk, asg, t))
     else:
         res = [_msms_cpu(pk, asg, t) for asg, t in zip(asgs, ts, strict=True)]
     proofs = []
@@ -439,6 +488,17 @@ def prove(
     if timings is not None:
         timings.extend(ts)
     return proofs
+
+
+def _capped(pk: ProvingKey, asg: Assignment, memory_bytes: int | None) -> Any:
+    """The ledger's cap for one circuit's proof: the layout's resident bytes plus the grant."""
+    from contextlib import nullcontext
+
+    if memory_bytes is None:
+        return nullcontext()
+    assert pk.device is not None
+    resident = sum(_layout_for(pk, asg).resident().values())
+    return memory.ledger(pk.device.index).capped(resident + memory_bytes)
 
 
 def _per_circuit(v: int | Sequence[int] | None, nc: int) -> list[int]:
@@ -479,48 +539,233 @@ def _msms_cpu(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str,
     return out
 
 
-def _device_scalars(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, Any]:
-    """Upload a, b, c and the witness (or, for an assignment with a ``system``, the witness only and evaluate
-    A.w, B.w, C.w on the device); run the H step; return the device scalar vector of every MSM."""
+def _upload_witness(pk: ProvingKey, w: np.ndarray, t: dict[str, float]) -> Any:
+    """The witness on the device (canonical), once per proof: the device SpMV and the L/A/B scalars read
+    it."""
     from numba import cuda
 
-    from gpu.groth16.cuda_kernels import gather
+    t0 = time.perf_counter()
+    d_w = cuda.device_array(w.shape, dtype=np.uint32)
+    pk.staging.upload(w, d_w)
+    cuda.synchronize()
+    t["upload_witness"] = t.get("upload_witness", 0.0) + time.perf_counter() - t0
+    return d_w
+
+
+def _h_step(pk: ProvingKey, asg: Assignment, dr: DeviceR1CS | None, d_w: Any, t: dict[str, float]) -> Any:
+    """h (canonical, bit-reversed, an (n, 8) device array) in two NTT buffers: a filled and taken to the
+    coset, then b (multiplied into a), then c in b's place (a <- (a - c) / Z), then a back from the coset.
+    A buffer is filled by the device SpMV (``dr`` at ``d_w``) or from the host's A.w, B.w, C.w. The same field
+    operations as :func:`quotient_cpu`, so the same bits."""
+    from numba import cuda
+
+    from gpu.groth16.cuda_kernels import mul_into, sub_scale
+
+    assert pk.device is not None
+    dev: Device = pk.device
+    logn = pk.logn
+    n = 1 << logn
+    fill_key = "spmv" if dr is not None else "upload_abc"
+    t0 = time.perf_counter()
+    filling = 0.0
+    zinv = cuda.to_device(fr_encode([pow(vanishing_on_coset(logn), R - 2, R)]))
+
+    def fill(buf: Any, k: int) -> None:
+        nonlocal filling
+        cuda.synchronize()
+        t1 = time.perf_counter()
+        if dr is not None:
+            dr.evaluate_into(k, d_w, buf[0], logn)
+        else:
+            x = (asg.a, asg.b, asg.c)[k]
+            pk.staging.upload(np.ascontiguousarray(x), buf[0, : x.shape[0]])
+            _zero_rows(buf[0], x.shape[0])
+        cuda.synchronize()
+        filling += time.perf_counter() - t1
+
+    def to_coset(buf: Any) -> None:
+        transform_cuda(buf, logn, plan(Order.NR), True, NO_SCALE, NO_SCALE, device=dev)
+        coset = scale(logn, "coset_ninv")
+        transform_cuda(buf, logn, plan(Order.RN), False, coset, NO_SCALE, device=dev)
+
+    a = cuda.device_array((1, n, 8), dtype=np.uint32)
+    fill(a, 0)
+    to_coset(a)
+    b = cuda.device_array((1, n, 8), dtype=np.uint32)
+    fill(b, 1)
+    to_coset(b)
+    mul_into(a[0], b[0])
+    fill(b, 2)
+    to_coset(b)
+    sub_scale(a[0], b[0], zinv)
+    del b
+    transform_cuda(
+        a, logn, plan(Order.NR), True, NO_SCALE, scale(logn, "inv_coset", canonical=True), device=pk.device
+    )
+    cuda.synchronize()
+    t[fill_key] = t.get(fill_key, 0.0) + filling
+    t["quotient"] = t.get("quotient", 0.0) + time.perf_counter() - t0 - filling
+    return a[0]
+
+
+MSM_NAMES = ("h", "l", "a", "b_g1", "b_g2")
+MSM_STAGES = ("sort_ms", "accumulate_ms", "integrate_ms")
+
+
+def _layout_for(pk: ProvingKey, asg: Assignment) -> Layout:
+    """The key's layout, which must agree with where the assignment's A.w, B.w, C.w are computed; a key made
+    without one (a direct prove() call, a test) proves in the resident layout, one pass per MSM."""
+    from dataclasses import replace
+
+    spmv = asg.system is not None
+    lay = pk.layout
+    if lay is None:
+        return replace(Layout.resident_of(pk.sizes, device_spmv=spmv))
+    if lay.device_spmv != spmv:
+        raise ValueError(
+            f"the key's layout ({lay.name}) computes A.w, B.w, C.w on the "
+            f"{'device' if lay.device_spmv else 'host'}, this assignment on the "
+            f"{'device' if spmv else 'host'}"
+        )
+    return lay
+
+
+class _Phases:
+    """The prover's side of the memory plan: each phase entered with the pending frees flushed, refused before
+    it starts when its planned bytes pass the ledger's cap (``gpu.memory.BudgetExceeded`` naming it), and
+    its measured peak recorded beside the planned bytes."""
+
+    def __init__(self, pk: ProvingKey, lay: Layout) -> None:
+        assert pk.device is not None
+        self.ledger = memory.ledger(pk.device.index)
+        self.planned = lay.phase_bytes()
+
+    def __call__(self, name: str) -> Any:
+        led = self.ledger
+        planned = self.planned[name]
+        memory.flush_frees()
+        if led.cap is not None and planned > led.cap:
+            raise memory.BudgetExceeded(
+                f"device {led.index}: phase {name!r} is planned at {planned:,} bytes (key included); the "
+                "budget "
+                f"is {led.cap:,}",
+                phase=name, need=planned, budget=led.cap, device=led.index,
+            )
+        return led.phase(name, planned)
+
+
+def _msm_passes(
+    pk: ProvingKey,
+    name: str,
+    m: int,
+    step: int,
+    scalars_of: Callable[[int, int], Any],
+    t: dict[str, float],
+) -> np.ndarray:
+    """sum_i s_i B_i over the first m bases of MSM ``name`` in passes of ``step`` points (the layout's): each
+    pass an MSM over a slice of the resident bases or over a chunk of the page-locked host bases copied into
+    a ring of device buffers while the pass before it runs; ``scalars_of(lo, hi)`` gives a pass's scalars on
+    the device. The passes' XYZZ sums are added on the host; the affine sum is returned."""
+    from gpu.msm import MSMContext
+    from gpu.transfer import BaseRing
+
+    assert pk.device is not None
+    group = G2 if name == "b_g2" else G1
+    t0 = time.perf_counter()
+    step = max(1, min(step, m))
+    if pk.host_bases is not None:
+        ring = BaseRing(pk.device.index, (step,) + group.affine_shape)
+        spans: Any = ring.chunks(pk.host_bases[name][:m], step)
+    else:
+        bases = pk.ctx[name]._bases
+        spans = ((lo, min(m, lo + step), bases[lo : min(m, lo + step)]) for lo in range(0, m, step))
+    parts = []
+    passes = 0
+    for lo, hi, view in spans:
+        stages: dict[str, float] = {}
+        ctx = MSMContext(view, backend=Backend.cuda, device=pk.device)
+        parts.append(ctx.msm_xyzz(scalars_of(lo, hi), timings=stages))
+        passes += 1
+        for key in MSM_STAGES:  # the MSM's own stages (CUDA events), summed over the passes
+            if key in stages:
+                t[f"msm_{name}.{key[:-3]}"] = t.get(f"msm_{name}.{key[:-3]}", 0.0) + stages[key] / 1e3
+    total = group.xyzz_to_affine(group.sum_xyzz(np.concatenate(parts)))[0] if parts else _identity(group)
+    t["msm_" + name] = time.perf_counter() - t0
+    t[f"msm_{name}.passes"] = float(passes)
+    return total
+
+
+def _identity(group: Any) -> np.ndarray:
+    return np.zeros(group.affine_shape, dtype=np.uint32)
+
+
+def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, np.ndarray]:
+    """One circuit on the device, phase by phase as its layout plans (``gpu.groth16.plan.Layout.phases``):
+    h_step (the witness first when the device SpMV reads it), msm_h (h, then freed), msm_l (the witness
+    uploaded here when A.w, B.w, C.w came from the host), msm_a, msm_b_g1, msm_b_g2 (the A/B scalars gathered
+    a pass at a time into one buffer)."""
+    from numba import cuda
+
+    from gpu.groth16.cuda_kernels import gather, gather_bitrev
 
     _check_abc(pk, asg)
     w = np.ascontiguousarray(asg.witness)
     if w.shape[0] != pk.num_inputs + pk.num_aux:
         raise ValueError(f"assignment has {w.shape[0]} variables, key expects {pk.num_inputs + pk.num_aux}")
     assert pk.device is not None
+    lay = _layout_for(pk, asg)
+    phase = _Phases(pk, lay)
+    phase.ledger.reset_phases()
     cuda.synchronize()
-    if asg.system is not None:
-        return _device_scalars_spmv(pk, asg.system, w, t)
-    t0 = time.perf_counter()
-    d_abc = upload_abc(asg.a, asg.b, asg.c, pk.logn, pk.staging)
-    cuda.synchronize()
-    t["upload_abc"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    d_h = h_step_device(d_abc, pk.logn, pk.device)
-    cuda.synchronize()
-    t["quotient"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    d_w = cuda.device_array(w.shape, dtype=np.uint32)
-    pk.staging.upload(w, d_w)
-    d_b = gather(d_w, pk.d_b_idx)
-    scalars = {"h": d_h, "l": d_w[pk.num_inputs :], "a": gather(d_w, pk.d_a_idx), "b_g1": d_b, "b_g2": d_b}
-    cuda.synchronize()
-    t["upload_witness"] = time.perf_counter() - t0
-    return scalars
+    out: dict[str, np.ndarray] = {}
+    d_w = None
+    with phase("h_step"):
+        dr = None
+        if asg.system is not None:
+            dr = _device_r1cs(pk, asg.system, w, t)
+            d_w = _upload_witness(pk, w, t)
+        d_h = _h_step(pk, asg, dr, d_w, t)
+    n = 1 << pk.logn
+    with phase("msm_h"):
+        if pk.host_bases is None:  # bases in bit-reversed slots, as h is
+            out["h"] = _msm_passes(pk, "h", n, lay.h_chunk, lambda lo, hi: d_h[lo:hi], t)
+        else:  # bases in natural order: each pass's scalars gathered from h's bit-reversed positions
+            buf = cuda.device_array((max(1, min(lay.h_chunk, n - 1)), 8), dtype=np.uint32)
+            out["h"] = _msm_passes(
+                pk, "h", n - 1, lay.h_chunk, lambda lo, hi: gather_bitrev(d_h, lo, hi, pk.logn, buf), t
+            )
+            del buf
+        d_h = None  # h released: the lambdas above read it through the cell
+    ni = pk.num_inputs
+    with phase("msm_l"):
+        if d_w is None:
+            d_w = _upload_witness(pk, w, t)
+        dw = d_w
+        out["l"] = _msm_passes(pk, "l", pk.num_aux, lay.chunk, lambda lo, hi: dw[ni + lo : ni + hi], t)
+    for name, idx, step in (
+        ("a", pk.d_a_idx, lay.chunk),
+        ("b_g1", pk.d_b_idx, lay.chunk),
+        ("b_g2", pk.d_b_idx, lay.chunk_g2),
+    ):
+        with phase("msm_" + name):
+            m = int(idx.shape[0])
+            gbuf = cuda.device_array((max(1, min(step, m)), 8), dtype=np.uint32)
+
+            def gathered(lo: int, hi: int, ix: Any = idx, g: Any = gbuf) -> Any:
+                return gather(dw, ix[lo:hi], out=g)
+
+            out[name] = _msm_passes(pk, name, m, step, gathered, t)
+            del gbuf
+    for name in phase.ledger.phases:
+        fig = phase.ledger.phases[name]
+        t[f"device.{name}.planned_gb"] = fig.planned / 1e9
+        t[f"device.{name}.peak_gb"] = fig.peak / 1e9
+    return out
 
 
-def _device_scalars_spmv(
-    pk: ProvingKey, system: R1CS | DeviceR1CS, w: np.ndarray, t: dict[str, float]
-) -> dict[str, Any]:
-    """The device SpMV path of _device_scalars: witness upload (and the A/B gathers), A.w, B.w, C.w on the
-    device from the resident matrices straight into the H step's buffer, the H step."""
-    from numba import cuda
-
-    from gpu.groth16.cuda_kernels import gather
-
+def _device_r1cs(pk: ProvingKey, system: R1CS | DeviceR1CS, w: np.ndarray, t: dict[str, float]) -> DeviceR1CS:
+    """The assignment's constraint system resident on the key's device (uploaded once per key), checked
+    against the key and the witness."""
     assert pk.device is not None
     dr = pk.device_r1cs(system, t) if isinstance(system, R1CS) else system
     if dr.num_vars != w.shape[0] or dr.num_inputs != pk.num_inputs:
@@ -530,61 +775,26 @@ def _device_scalars_spmv(
         )
     if dr.device is not None and dr.device.index != pk.device.index:
         raise ValueError(f"the device R1CS lives on device {dr.device.index}, the key on {pk.device.index}")
-    t0 = time.perf_counter()
-    d_w = cuda.device_array(w.shape, dtype=np.uint32)
-    pk.staging.upload(w, d_w)
+    return dr
+
+
+def _device_scalars(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, Any]:
+    """A batch member's device scalar vectors: h (the two-buffer H step), the witness and its gathered A/B
+    vectors, all held until the group's MSMs have run (the resident layout only)."""
+    from numba import cuda
+
+    from gpu.groth16.cuda_kernels import gather
+
+    _check_abc(pk, asg)
+    w = np.ascontiguousarray(asg.witness)
+    if w.shape[0] != pk.num_inputs + pk.num_aux:
+        raise ValueError(f"assignment has {w.shape[0]} variables, key expects {pk.num_inputs + pk.num_aux}")
+    cuda.synchronize()
+    dr = _device_r1cs(pk, asg.system, w, t) if asg.system is not None else None
+    d_w = _upload_witness(pk, w, t)
+    d_h = _h_step(pk, asg, dr, d_w, t)
     d_b = gather(d_w, pk.d_b_idx)
-    scalars = {"l": d_w[pk.num_inputs :], "a": gather(d_w, pk.d_a_idx), "b_g1": d_b, "b_g2": d_b}
-    cuda.synchronize()
-    t["upload_witness"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    d_abc = dr.evaluate(d_w, pk.logn)
-    cuda.synchronize()
-    t["spmv"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    scalars["h"] = h_step_device(d_abc, pk.logn, pk.device)
-    cuda.synchronize()
-    t["quotient"] = time.perf_counter() - t0
-    return scalars
-
-
-MSM_NAMES = ("h", "l", "a", "b_g1", "b_g2")
-MSM_STAGES = ("sort_ms", "accumulate_ms", "integrate_ms")
-
-
-def _msms_cuda(pk: ProvingKey, asg: Assignment, t: dict[str, float]) -> dict[str, np.ndarray]:
-    from numba import cuda
-
-    scalars = _device_scalars(pk, asg, t)
-    scalars["h"] = _own_h(scalars["h"])
-    out = {}
-    for name in MSM_NAMES:
-        t0 = time.perf_counter()
-        stages: dict[str, float] = {}
-        out[name] = pk.ctx[name].msm(scalars[name], timings=stages)
-        cuda.synchronize()
-        t["msm_" + name] = time.perf_counter() - t0
-        for key in MSM_STAGES:  # the MSM's own stages (CUDA events)
-            if key in stages:
-                t[f"msm_{name}.{key[:-3]}"] = stages[key] / 1e3
-    return out
-
-
-def _own_h(d_h: Any) -> Any:
-    """h in its own device array, the (3, n, 8) H-step buffer it was a row of released now: the MSMs' sort
-    buffers then take the place of a, b, c instead of coming on top (at 2^27: 12.9 GB held 4.3 GB, what
-    lets a 32GiB partition fit an 80 GB card). Numba frees device memory lazily, so the pending frees are
-    flushed."""
-    from numba import cuda
-
-    h = cuda.device_array(d_h.shape, dtype=np.uint32)
-    h.copy_to_device(d_h)
-    del d_h
-    deallocs = getattr(cuda.current_context(), "deallocations", None)  # absent in the simulator
-    if deallocs is not None:
-        cuda.synchronize()
-        deallocs.clear()
-    return h
+    return {"h": d_h, "l": d_w[pk.num_inputs :], "a": gather(d_w, pk.d_a_idx), "b_g1": d_b, "b_g2": d_b}
 
 
 def _msms_cuda_batch(
@@ -594,15 +804,14 @@ def _msms_cuda_batch(
     memory_bytes: int | None = None,
 ) -> list[dict[str, np.ndarray]]:
     """One group of circuits: per-circuit H steps and uploads, then each MSM once for all of them. With a
-    grant (``memory_bytes``), the MSM passes get what the circuits' buffers leave of it (else the MSM reads
-    the free memory)."""
+    grant (``memory_bytes``), the MSM passes get what the circuits' buffers leave of it (else what the
+    device's budget leaves)."""
     from numba import cuda
 
-    scalars = []
-    for asg, t in zip(asgs, ts, strict=True):
-        sc = _device_scalars(pk, asg, t)
-        sc["h"] = _own_h(sc["h"])
-        scalars.append(sc)
+    if pk.host_bases is not None:
+        raise ValueError(f"batched MSMs need the bases resident; this key streams them ({pk.layout})")
+    scalars = [_device_scalars(pk, asg, t) for asg, t in zip(asgs, ts, strict=True)]
+    memory.flush_frees()
     outs: list[dict[str, np.ndarray]] = [{} for _ in asgs]
     k = len(asgs)
     for name in MSM_NAMES:
@@ -623,27 +832,32 @@ def _msms_cuda_batch(
 
 
 def device_bytes(pk: ProvingKey, circuits: int = 1, *, device_spmv: bool = False) -> int:
-    """Device bytes one prove() call of ``circuits`` circuits needs beyond the key's resident bases
-    (``gpu.groth16.plan.proof_device_bytes``: the H step's buffer, the MSM's sorted entries, with the device
-    SpMV its scratch, and per circuit h, the witness and the A/B scalars). What the agent reserves before it
-    hands the job over."""
-    from gpu.groth16 import plan
+    """Device bytes one prove() call of ``circuits`` circuits needs beyond the key's resident bytes: one
+    circuit, its layout's largest phase (``gpu.groth16.plan.Layout.working``: what the agent reserves); a
+    batch, the shared H-step buffers and each circuit's h, witness and A/B scalars (the MSM passes take what
+    is left of the grant)."""
+    from dataclasses import replace
 
-    return plan.proof_device_bytes(pk.sizes, circuits, device_spmv=device_spmv)
+    if circuits == 1:
+        lay = pk.layout if pk.layout is not None else Layout.resident_of(pk.sizes, device_spmv=device_spmv)
+        return replace(lay, device_spmv=device_spmv).working()
+    shared, per = _batch_bytes(pk)
+    return shared + circuits * per
 
 
 def _batch_bytes(pk: ProvingKey) -> tuple[int, int]:
-    from gpu.groth16 import plan
+    from gpu.groth16.plan import batch_device_bytes
 
-    return plan.batch_device_bytes(pk.sizes)
+    return batch_device_bytes(pk.sizes)
 
 
 def _group_size(pk: ProvingKey, nc: int, memory_bytes: int | None = None) -> int:
-    """Circuits per batch: what fits in ``memory_bytes`` (None: the device's free memory now) next to the
-    working buffers (see device_bytes)."""
+    """Circuits per batch: what fits in ``memory_bytes`` (None: what the device's budget leaves, all of them
+    without one) next to the working buffers (see device_bytes)."""
     assert pk.device is not None
-    free = memory_bytes if memory_bytes is not None else pk.device.free_memory()
-    if free is None:  # the simulator
+    led = memory.ledger(pk.device.index)
+    free = memory_bytes if memory_bytes is not None else (None if led.cap is None else led.cap - led.live)
+    if free is None:
         return nc
     working, per_circuit = _batch_bytes(pk)
     return max(1, min(nc, (free - working) // max(per_circuit, 1)))

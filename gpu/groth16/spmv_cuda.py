@@ -13,13 +13,13 @@ Device layout (one ``DeviceMatrix`` per A, B, C), always the compact form of ``g
 A plain ``CSR`` is interned on upload (``CompactCSR.from_csr``: 6 bytes per entry on the device, not 36);
 at 32GiB the compact matrices take ~5.9 GB of device memory (cols 2.9 + coeff 1.4 + row_ptr 1.6).
 
-``evaluate(d_w, logn)``: the witness is on the device in canonical form (the MSMs need it so); a scratch
-copy is converted to Montgomery form on the device (one Fr product per variable: 4.2 GB transient at 32GiB,
-freed when the call returns), then one thread per row computes its dot product (an entry whose coefficient is
-1 is an addition, as on the CPU) and writes it into row i of a (3, n, 8) array: a, b, c in Montgomery form,
-the input constraints appended (a = x_i, b = c = 0) and zero-padded to the domain: exactly the buffer
-the quotient stage (``gpu.groth16.prover.h_step_device``) transforms in place. Results are bit-identical
-to ``R1CS.evaluate`` (same field, reduced outputs).
+``evaluate_into(k, d_w, out)``: the witness is on the device in canonical form (the MSMs need it so) and is
+read as it is: the table holds each coefficient times R^2 (Montgomery form of c R), so one Montgomery product
+per entry gives c w in Montgomery form with no converted copy of the witness (that copy was 4.2 GB at 32GiB).
+One thread per row computes its dot product and writes row i of one NTT buffer of the domain: matrix k's rows,
+then the input constraints (a = x_i, b = c = 0) and zero padding: exactly the buffer the quotient stage
+(``gpu.groth16.prover``) transforms in place. ``evaluate`` fills a (3, n, 8) array the same way. Results are
+bit-identical to ``R1CS.evaluate`` (same field, reduced outputs).
 
 Not measured yet (no GPU this session): the kernel's time (benchmarks/spmv_bench.py). Compiled for sm_90 on
 a CPU machine (NVVM + ptxas 13.0, default PTX Montgomery product): the SpMV kernel 52 registers, no spills, no
@@ -39,74 +39,51 @@ import numpy as np
 from numba import cuda, int64, uint32
 
 from gpu.arith.cudashim import kernel
-from gpu.arith.fields import fr_add, fr_load, fr_mul, fr_r2, fr_store, fr_zero
+from gpu.arith.fields import fr_add, fr_load, fr_mul, fr_r2, fr_store, fr_to_mont, fr_zero
 from gpu.device import Device, get_device
 from gpu.groth16.r1cs import R1CS, CompactCSR, Matrix, SystemSizes, check_witness
 from gpu.transfer import Staging
 
 THREADS = 128
-NO_ONE = np.uint32(0xFFFFFFFF)
-"""``DeviceMatrix.one`` when the table has no 1 (no coefficient index reaches it: tables are < 2^32 rows)."""
 
 
 @kernel
-def _to_mont_kernel(w, wm):  # type: ignore[no-untyped-def]
-    i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
-    if i < w.shape[0]:
-        fr_store(wm, i, fr_mul(fr_load(w, i), fr_r2()))
-
-
-@kernel
-def _spmv_kernel(ptr, cols, coeff, table, one, wm, out):  # type: ignore[no-untyped-def]
-    """out[i] = sum_e table[coeff[e]] * wm[cols[e]] over row i's entries (one thread per row)."""
+def _spmv_kernel(ptr, cols, coeff, table, w, out):  # type: ignore[no-untyped-def]
+    """out[i] = sum_e table[coeff[e]] * w[cols[e]] over row i's entries (one thread per row): w canonical,
+    the table c R^2, so each product is c w in Montgomery form."""
     i = cuda.grid(1)  # type: ignore[call-arg, var-annotated]  # numba's @intrinsic signature
     if i < ptr.shape[0] - 1:
         acc = fr_zero()
         for e in range(int64(ptr[i]), int64(ptr[i + 1])):
-            k = uint32(coeff[e])
-            x = fr_load(wm, cols[e])
-            if k == one:
-                acc = fr_add(acc, x)
-            else:
-                acc = fr_add(acc, fr_mul(fr_load(table, k), x))
+            acc = fr_add(acc, fr_mul(fr_load(table, uint32(coeff[e])), fr_load(w, cols[e])))
         fr_store(out, i, acc)
 
 
 @kernel
-def _tail_kernel(abc, wm, m, k):  # type: ignore[no-untyped-def]
-    """Rows m.. of the (3, n, 8) buffer: the input constraints (a = x_i, b = c = 0), then zero padding."""
+def _tail_kernel(buf, w, m, k, inputs):  # type: ignore[no-untyped-def]
+    """Rows m.. of one NTT buffer: the input constraints (x_i in Montgomery form when ``inputs``, the A
+    matrix's; else 0), then zero padding."""
     i = cuda.grid(1) + m  # type: ignore[call-arg]  # numba's @intrinsic signature
-    if i < abc.shape[1]:
-        inp = i - m < k
-        for j in range(8):
-            abc[0, i, j] = wm[i - m, j] if inp else uint32(0)
-            abc[1, i, j] = uint32(0)
-            abc[2, i, j] = uint32(0)
+    if i < buf.shape[0]:
+        if inputs and i - m < k:
+            fr_store(buf, i, fr_mul(fr_load(w, i - m), fr_r2()))
+        else:
+            for j in range(8):
+                buf[i, j] = uint32(0)
 
 
 def _blocks(n: int, threads: int = THREADS) -> int:
     return (n + threads - 1) // threads
 
 
-def to_mont(d_w: Any) -> Any:
-    """A new (rows, 8) device array: the canonical device array ``d_w`` in Montgomery form."""
-    n = d_w.shape[0]
-    d_wm = cuda.device_array((max(n, 1), 8), dtype=np.uint32)[:n]
-    if n:
-        _to_mont_kernel[_blocks(n), THREADS](d_w, d_wm)
-    return d_wm
-
-
 @dataclass
 class DeviceMatrix:
-    """One constraint matrix on the device (see the module docstring); ``one`` is the table row holding 1,
-    or NO_ONE."""
+    """One constraint matrix on the device (see the module docstring; the table holds c R^2)."""
 
     row_ptr: Any
     cols: Any
     coeff: Any
     table: Any
-    one: np.uint32
     rows: int
     nnz: int
 
@@ -124,7 +101,7 @@ class DeviceMatrix:
         table = cm.mont_table()
         if table.shape[0] >= 1 << 32:
             raise ValueError("a coefficient table of 2^32 entries or more")
-        one = cm.one_index()
+        table = fr_to_mont(table) if len(table) else table  # c R^2: the witness is read canonical
         arrays = []
         for host in (
             np.ascontiguousarray(cm.row_ptr, dtype=ptr_t),
@@ -138,14 +115,14 @@ class DeviceMatrix:
             staging.upload(host, d[: host.shape[0]])
             arrays.append(d)
         d_ptr, d_cols, d_coeff, d_table = arrays
-        d_one = np.uint32(one) if one >= 0 else NO_ONE
-        return DeviceMatrix(d_ptr, d_cols, d_coeff, d_table, d_one, rows, nnz)
+        return DeviceMatrix(d_ptr, d_cols, d_coeff, d_table, rows, nnz)
 
-    def spmv(self, d_wm: Any, d_out: Any) -> None:
-        """d_out[:rows] = this matrix . d_wm (both Montgomery, (.., 8) device arrays)."""
+    def spmv(self, d_w: Any, d_out: Any) -> None:
+        """d_out[:rows] = this matrix . d_w (the witness canonical, the result Montgomery; (.., 8) device
+        arrays)."""
         if self.rows:
             _spmv_kernel[_blocks(self.rows), THREADS](
-                self.row_ptr, self.cols, self.coeff, self.table, self.one, d_wm, d_out
+                self.row_ptr, self.cols, self.coeff, self.table, d_w, d_out
             )
 
 
@@ -184,26 +161,39 @@ class DeviceR1CS(SystemSizes):
         a, b, c = up(r1cs.a), up(r1cs.b), up(r1cs.c)
         return DeviceR1CS(r1cs.num_inputs, r1cs.num_aux, r1cs.num_constraints, a, b, c, dev)
 
-    def evaluate(self, d_w: Any, logn: int | None = None, out: Any = None) -> Any:
-        """A.w, B.w, C.w of the canonical device witness ``d_w`` ((num_vars, 8) uint32) into a (3, 2^logn, 8)
-        device array (``out`` or a new one; logn defaults to the domain): Montgomery, the input constraints
-        appended, zero-padded; the caller holds the device. Kernels run on the default stream."""
+    def _check(self, d_w: Any, logn: int | None) -> int:
         if tuple(d_w.shape) != (self.num_vars, 8) or np.dtype(d_w.dtype) != np.uint32:
             raise ValueError(f"the device witness must be ({self.num_vars}, 8) uint32, not {d_w.shape}")
         logn = self.domain_log if logn is None else logn
-        n = 1 << logn
-        m, k = self.num_constraints, self.num_inputs
-        if n < m + k:
-            raise ValueError(f"a domain of 2^{logn} rows cannot hold {m + k} constraints")
+        if 1 << logn < self.num_constraints + self.num_inputs:
+            raise ValueError(
+                f"a domain of 2^{logn} rows cannot hold {self.num_constraints + self.num_inputs} constraints"
+            )
+        return 1 << logn
+
+    def evaluate_into(self, k: int, d_w: Any, out: Any, logn: int | None = None) -> Any:
+        """Matrix k's rows (0: A, 1: B, 2: C) at the canonical device witness ``d_w`` into ``out``, an (n, 8)
+        device array of the domain 2^logn: Montgomery, the input constraints appended (A: x_i, else 0),
+        zero-padded. The caller holds the device; kernels run on the default stream."""
+        n = self._check(d_w, logn)
+        if tuple(out.shape) != (n, 8) or np.dtype(out.dtype) != np.uint32:
+            raise ValueError(f"out must be an ({n}, 8) uint32 device array")
+        m = self.num_constraints
+        (self.a, self.b, self.c)[k].spmv(d_w, out)
+        if n > m:
+            _tail_kernel[_blocks(n - m), THREADS](out, d_w, m, self.num_inputs, k == 0)
+        return out
+
+    def evaluate(self, d_w: Any, logn: int | None = None, out: Any = None) -> Any:
+        """A.w, B.w, C.w of the canonical device witness ``d_w`` ((num_vars, 8) uint32) into a (3, 2^logn, 8)
+        device array (``out`` or a new one; logn defaults to the domain), each row as ``evaluate_into``."""
+        n = self._check(d_w, logn)
         if out is None:
             out = cuda.device_array((3, n, 8), dtype=np.uint32)
         elif tuple(out.shape) != (3, n, 8) or np.dtype(out.dtype) != np.uint32:
             raise ValueError(f"out must be a (3, {n}, 8) uint32 device array")
-        d_wm = to_mont(d_w)
-        for j, mat in enumerate((self.a, self.b, self.c)):
-            mat.spmv(d_wm, out[j])
-        if n > m:
-            _tail_kernel[_blocks(n - m), THREADS](out, d_wm, m, k)
+        for k in range(3):
+            self.evaluate_into(k, d_w, out[k], logn)
         return out
 
     def evaluate_host(self, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -22,6 +22,7 @@ give identical arrays.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from gpu import memory
 from gpu.curves import G1, G2
 from gpu.curves._host import Group
 from gpu.device import Device, place
@@ -42,7 +44,6 @@ POINT_THREADS = 128  # threads per block for kernels doing point arithmetic (~17
 LIGHT_THREADS = 256
 ONES_PER_THREAD = 256  # bases per thread in the batch addition of scalar-one points
 SEG_LEN = 32  # buckets per thread in the bucket reduction
-FREE_FRACTION = 0.7  # default max_bytes of a batched pass: this share of the free device memory
 U32_LIMIT = 1 << 32  # sort keys and bucket offsets are uint32
 assert POINT_THREADS >= 32 and POINT_THREADS & (POINT_THREADS - 1) == 0
 
@@ -128,7 +129,10 @@ class MSMContext:
         """The K sums sum_i s[i] * bases[i], one per scalar vector s (all of one length m <= n), as a
         (K,) + affine shape array. CUDA: one pass for all of them; ``max_bytes`` caps the working buffers of a
         pass (sort entries, buckets, partial sums; not the scalars), beyond which the batch is split into
-        consecutive sub-batches (default: FREE_FRACTION of the free device memory)."""
+        consecutive sub-batches (default: what the device's budget leaves, ``gpu.memory``; no limit without
+        one).
+        A single circuit whose pass does not fit is a ``gpu.memory.BudgetExceeded`` before anything is
+        allocated for it."""
         xyzz = self.msm_batch_xyzz(scalars_list, window=window, timings=timings, max_bytes=max_bytes)
         return self.group.xyzz_to_affine(xyzz)
 
@@ -217,8 +221,18 @@ class MSMContext:
         mark("classify")
         n_one, n_other = counters[:, 1], counters[:, 2]
         c = window or window_bits(max(int(n_other.max()), 1), "cuda")
-        budget = max_bytes if max_bytes is not None else (_free_budget() if nc > 1 else None)
+        budget = max_bytes if max_bytes is not None else self._room()
         plan = plan_batches(n_one, n_other, m, c, _xyzz_bytes(coord), budget)
+        if budget is not None:
+            for k0, k1 in plan:
+                need = pass_bytes(n_one[k0:k1], n_other[k0:k1], m, c, _xyzz_bytes(coord))[0]
+                if need > budget:
+                    led = memory.ledger(self.device.index if self.device is not None else 0)
+                    raise memory.BudgetExceeded(
+                        f"phase {led.current!r}: an MSM pass over {m:,} scalars ({int(n_other[k0]):,} in the "
+                        f"bucket method, {c}-bit windows) needs {need:,} device bytes; {budget:,} are left",
+                        phase=led.current, need=need, budget=budget, device=led.index,
+                    )
         out = np.empty((nc, 4) + coord, dtype=np.uint32)
         for k0, k1 in plan:
             self._pass(bases, d_s[k0:k1], cls[k0:k1], n_one[k0:k1], n_other[k0:k1], c, out[k0:k1], mark)
@@ -234,6 +248,14 @@ class MSMContext:
             timings["n_other"] = float(n_other.sum())
             timings["sub_batches"] = float(len(plan))
         return out
+
+    def _room(self) -> int | None:
+        """What the device's budget leaves now (``gpu.memory``'s ledger: its cap less the live bytes); None
+        without a cap (the simulator's default, or no budget set)."""
+        led = memory.ledger(self.device.index if self.device is not None else 0)
+        if led.cap is None:
+            return None
+        return max(0, led.cap - led.live)
 
     def _pass(
         self,
@@ -356,14 +378,49 @@ def _chunk(nent: int) -> int:
     return k
 
 
-def _free_budget() -> int | None:
-    """FREE_FRACTION of the device's free memory (None in the simulator, which reports infinity)."""
-    ctx = cuda.current_context()
-    pending = getattr(ctx, "deallocations", None)
-    if pending is not None:
-        pending.clear()  # buffers Python has dropped but numba has not yet returned to the driver
-    free = float(ctx.get_memory_info()[0])
-    return int(free * FREE_FRACTION) if math.isfinite(free) else None
+def _scan_bytes(n: int) -> int:
+    """Device bytes sort.exclusive_scan allocates for n elements (tile sums, recursively)."""
+    tile = sort.SCAN_THREADS * sort.SCAN_ITEMS
+    ntiles = (n + tile - 1) // tile
+    out = 4 * max(ntiles, 1)
+    if ntiles > 1:
+        out += 4 * ntiles + _scan_bytes(ntiles)
+    return out
+
+
+def pass_buffers(
+    n_one: np.ndarray, n_other: np.ndarray, m: int, c: int, point_bytes: int, nent: int | None = None
+) -> dict[str, int]:
+    """Every device buffer one pipeline pass allocates (``_pass``), by name: the circuits' class counts are
+    n_one / n_other (m scalars each), window c, XYZZ points of point_bytes. ``nent``: the sort entries the
+    histogram really found (default: the bound, one per window of every class-2 scalar; a zero digit makes
+    none)."""
+    out: dict[str, int] = {}
+    nbat = len(n_other)
+    if np.any(n_one):
+        nthr = _next_pow2(_blocks(m, ONES_PER_THREAD))
+        out["ones partial sums"] = nbat * nthr * point_bytes
+        if nthr > 1 and nbat > 1:
+            out["ones rows"] = nbat * point_bytes
+    nwin = num_windows(c)
+    bound = int(np.sum(n_other)) * nwin
+    if not bound:
+        return out
+    nent = bound if nent is None else nent
+    nb = 1 << (c - 1)
+    nwins = int(np.count_nonzero(n_other)) * nwin
+    total = nwins * nb
+    nchunks = max(1, -(-nent // _chunk(nent)))
+    nseg = nb // min(SEG_LEN, nb)
+    out["bucket counts, offsets, cursors"] = 3 * 4 * (total + 1)
+    out["scan tiles"] = _scan_bytes(total + 1)
+    out["sorted (index, bucket)"] = 8 * max(nent, 1)
+    out["buckets"] = total * point_bytes
+    out["chunk head/tail sums"] = 2 * nchunks * point_bytes
+    out["segment sums"] = nwins * nseg * point_bytes
+    if nseg > 1 and nwins > 1:
+        out["window rows"] = nwins * point_bytes
+    return out
 
 
 def pass_bytes(
@@ -371,21 +428,42 @@ def pass_bytes(
 ) -> tuple[int, int, int]:
     """(device bytes, sort entries at most, bucket keys) of one pipeline pass over the circuits whose class
     counts are n_one / n_other (m scalars each, window c, XYZZ points of point_bytes)."""
-    nbytes = 0
-    if np.any(n_one):
-        nbytes += len(n_one) * _next_pow2(_blocks(m, ONES_PER_THREAD)) * point_bytes
+    nbytes = sum(pass_buffers(n_one, n_other, m, c, point_bytes).values())
     nwin = num_windows(c)
     nent = int(np.sum(n_other)) * nwin
     if not nent:
         return nbytes, 0, 0
-    nb = 1 << (c - 1)
-    nwins = int(np.count_nonzero(n_other)) * nwin
-    total = nwins * nb
-    nchunks = -(-nent // _chunk(nent))
-    nseg = nb // min(SEG_LEN, nb)
-    nbytes += 3 * 4 * (total + 1) + 8 * nent  # counts, offsets, cursors; sorted (index, bucket) pairs
-    nbytes += point_bytes * (total + 2 * nchunks + nwins * (nseg + 1))  # buckets, head/tail, segments
-    return nbytes, nent, total + 1
+    return nbytes, nent, int(np.count_nonzero(n_other)) * nwin * (1 << (c - 1)) + 1
+
+
+def msm_bytes(n_one: np.ndarray, n_other: np.ndarray, m: int, c: int, point_bytes: int) -> int:
+    """Device bytes one single-pass MSM call allocates: the classes (one byte a scalar), the class counters
+    and its pass."""
+    nc = len(n_other)
+    return nc * max(m, 1) + nc * 3 * 4 + pass_bytes(n_one, n_other, m, c, point_bytes)[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def msm_bound(m: int, point_bytes: int) -> int:
+    """The most device bytes ``MSMContext.msm`` of m scalars can allocate, whatever their classes: the window
+    follows the class-2 count k (``window_bits(k)``), so the bound is the largest over k <= m, taken at the
+    largest k of each window size (the bytes grow with k for a fixed window), with at least one scalar one."""
+    if m <= 0:
+        return msm_bytes(np.zeros(1, np.int64), np.zeros(1, np.int64), 0, 2, point_bytes)
+    best = 0
+    k = m
+    while k >= 1:
+        c = window_bits(k, "cuda")
+        lo, hi = 1, k  # the smallest k' with the same window: window_bits does not decrease with k
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if window_bits(mid, "cuda") >= c:
+                hi = mid
+            else:
+                lo = mid + 1
+        best = max(best, msm_bytes(np.ones(1, np.int64), np.array([k], np.int64), m, c, point_bytes))
+        k = lo - 1
+    return best
 
 
 def plan_batches(

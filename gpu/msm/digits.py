@@ -15,6 +15,8 @@ Groth16 split (SupraSeal): class 0 = zero scalar (dropped), 1 = scalar one (summ
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -31,6 +33,7 @@ def num_windows(c: int) -> int:
     return -(-SCALAR_BITS // c) + (1 if SCALAR_BITS % c == 0 else 0)
 
 
+@functools.lru_cache(maxsize=8192)
 def window_bits(n: int, backend: str = "cuda") -> int:
     """Window size for n (non-trivial) scalars, minimising the cost model of gpu.md §5: n*W mixed additions
     for the accumulation plus about 2*W*2^(c-1) full additions (weighted x1.5 on the GPU, where the

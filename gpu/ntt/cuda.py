@@ -209,6 +209,18 @@ def _device_scale(dev: Device, s: Scale) -> tuple[Any, Any, Any]:
     )
 
 
+def h_step_tables(dev: Device, logn: int) -> None:
+    """Upload (once) the tables the Groth16 H step reads on ``dev``: the twiddles, the empty scale and the two
+    coset scales (``gpu.groth16.plan.ntt_table_bytes`` counts exactly these). The caller holds the device."""
+    from gpu.ntt.tables import NO_SCALE, scale
+
+    device_twiddles(dev, logn)
+    _device_scale(dev, NO_SCALE)
+    if logn:
+        _device_scale(dev, scale(logn, "coset_ninv"))
+        _device_scale(dev, scale(logn, "inv_coset", canonical=True))
+
+
 def cached_bytes(dev: Device | None = None) -> int:
     """Device memory held by cached tables (all devices, or one)."""
     with _cache_lock:

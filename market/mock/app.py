@@ -99,6 +99,8 @@ class MockMarketApp:
                     self._faulted("withdraw", self.withdraw),
                     methods=["POST"],
                 ),
+                Route(b, self.index, methods=["GET"]),  # the URL `market-mock serve` prints
+                Route(b + "/", self.index, methods=["GET"]),
                 Route("/_mock/state", self.inspect, methods=["GET"]),
                 Route("/_mock/vouchers/{wallet}", self.vouchers, methods=["GET"]),
                 Route("/_mock/faults", self.set_faults, methods=["POST"]),
@@ -272,6 +274,14 @@ class MockMarketApp:
             return self._refuse(exc)
 
     # -- inspection and control --------------------------------------------------------------------------
+
+    async def index(self, request: Request) -> Response:
+        """The base URL answers (it was a 404): what is served here, for someone who opens it."""
+        return _text(
+            200,
+            f"psagent mock ProofShare market: the provider API is under {BASE_PATH}/provider/… "
+            "(ask, poll, proof, complete, withdraw); GET /_mock/state shows its books",
+        )
 
     async def inspect(self, request: Request) -> Response:
         snap = self.state.snapshot()

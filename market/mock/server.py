@@ -80,6 +80,9 @@ def make_config(
         date_header=False,
         server_header=False,
         timeout_keep_alive=30,
+        # no handlers of uvicorn's own ("INFO:     Started server process" mixed into psagent's log): its
+        # loggers propagate to the process's root handler (psagent's format, JSON when not on a terminal)
+        log_config=None,
     )
 
 

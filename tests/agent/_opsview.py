@@ -117,7 +117,14 @@ class StandInPipeline:
         memory_bytes: int | None = None,
         verify: bool = True,
         cancel: threading.Event | None = None,
+        events: Any = None,
     ) -> ProofResult:
+        from agent.proving.pipeline import StageEvent
+
+        def emit(ev: StageEvent) -> None:
+            if events is not None:
+                events(ev)
+
         t_start = time.perf_counter()
         n = work.partitions
         parts: list[PartitionResult] = []
@@ -129,11 +136,14 @@ class StandInPipeline:
             token = stand_in_proof(work.raw, n)[k * 192 : (k + 1) * 192]
             witness = time.perf_counter() - t0
             t0 = time.perf_counter()
+            emit(StageEvent(job_id, k, n, "groth16"))
             time.sleep(self.delay_s / n)
             chunk = bytes([token[0] ^ 0xFF]) + token[1:] if k == self.corrupt else token
             groth16 = time.perf_counter() - t0
+            emit(StageEvent(job_id, k, n, "groth16", groth16))
             t0 = time.perf_counter()
             good = chunk == token if verify else None
+            emit(StageEvent(job_id, k, n, "verified" if good is not False else "NOT VERIFIED", 0.0))
             parts.append(
                 PartitionResult(
                     k, good, {"witness": witness, "groth16": groth16, "verify": time.perf_counter() - t0}

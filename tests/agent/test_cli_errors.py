@@ -401,3 +401,62 @@ def test_sector_sizes_in_every_spelling_through_one_parser(tmp_path: Path) -> No
     assert "the mock market seals 2KiB or 8MiB" in one_line_usage_error(
         ["market-mock", "serve", "--sector-size", "32G"]
     )
+
+
+# --- P32: the operator's second day -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "command", [["status"], ["run"], ["doctor"], ["prove", "in.json"], ["engine", "serve"]]
+)
+def test_a_config_file_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path, command: list[str]) -> None:
+    """A Latin-1 comment (or a UTF-16 save) in the configuration was a UnicodeDecodeError traceback and exit
+    1 for every command; the unit's RestartPreventExitStatus=2 then restart-looped the service."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_bytes("# caf\u00e9 du march\u00e9\n[market]\nprice_fil = \"0.004\"\n".encode("latin-1"))
+    line = one_line_usage_error([*command, "--config", str(cfg)])
+    assert f"invalid TOML in {cfg}: not UTF-8 text (byte 0xe9 at offset 5)" in line
+    cfg.write_text("[market]\n", encoding="utf-16")
+    assert "not UTF-8 text (byte 0xff at offset 0)" in one_line_usage_error([*command, "--config", str(cfg)])
+
+
+def test_c1_check_of_something_that_is_no_c1_is_exit_2(tmp_path: Path) -> None:
+    """Unparseable input is bad input (exit 2, as prove and snap check say it), not a failed check (1)."""
+    bad = tmp_path / "x.json"
+    bad.write_text("not json at all")
+    assert "x.json" in one_line_usage_error(["c1", "check", str(bad)])
+
+
+@pytest.mark.parametrize("name", ["PSAGENT_PROVER", "PSAGENT_MARKET"])
+def test_an_environment_table_that_is_not_json_is_one_line(tmp_path: Path, name: str) -> None:
+    """``PSAGENT_PROVER={`` (a whole section in one variable, malformed) was pydantic-settings' SettingsError
+    traceback and exit 1."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("")
+    line = one_line_usage_error(["status", "--config", str(cfg)], env={name: "{"})
+    assert f"invalid configuration in environment: {name}: not a JSON value" in line
+
+
+def test_help_texts_keep_their_brackets() -> None:
+    """Rich reads ``[word]`` in a help text as markup and drops it: `prove -h` said "the agent's proof
+    pipeline ( of the configuration)". Every bracketed word of every command's and option's help is shown."""
+    import re
+
+    import click
+
+    def walk(cmd: click.Command, path: list[str]) -> Any:
+        yield path, cmd
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, [*path, name])
+
+    swallowed = []
+    for path, cmd in walk(typer.main.get_command(app), []):
+        shown = " ".join(runner.invoke(app, [*path, "-h"], terminal_width=200).output.split())
+        texts = [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]
+        for text in texts:
+            for word in re.findall(r"\[[a-z_.]+\]", text):
+                if word not in shown:
+                    swallowed.append((" ".join(path), word))
+    assert not swallowed, swallowed
+    prove_help = " ".join(runner.invoke(app, ["prove", "-h"]).output.split())
+    assert "the prover section of the configuration" in prove_help

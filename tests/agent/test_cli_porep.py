@@ -98,7 +98,8 @@ def test_c1_make_and_check(sector_dir: Path, tmp_path: Path) -> None:
     assert verdict["ok"] is False and verdict["failed_checks"] == ["tree_r.path"]
     garbage = tmp_path / "garbage.json"
     garbage.write_text('{"registered_proof":"StackedDrg2KiBV1_1"}')
-    assert runner.invoke(app, ["c1", "check", str(garbage)]).exit_code == 1
+    res = runner.invoke(app, ["c1", "check", str(garbage)])  # no C1 at all: bad input, as prove says it
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1, res.output
 
 
 def test_c1_make_proofdata(fixtures_dir: Path, tmp_path: Path) -> None:

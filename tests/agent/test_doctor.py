@@ -157,11 +157,53 @@ def test_parameters_missing_development_and_damaged(market: Any, params: Any) ->
     (d / "pt.vk").write_bytes(b"vk bytez")  # published name, another digest
     (d / "pt.params").unlink()
     found = _by(diagnose(_settings(url, d), FakeHost(), proof_types=types), "parameters")
-    assert found[0].ok is False and "missing" in found[0].detail and "params generate" in found[0].fix
+    # for the real market the fix is the official file, never a development one (P32)
+    assert found[0].ok is False and "missing" in found[0].detail and "lotus fetch-params 2KiB" in found[0].fix
+    assert "params generate" not in found[0].fix
     assert found[1].ok is False and "damaged" in found[1].detail and "fetch it again" in found[1].fix
-    (d / "pt.meta.json").write_text("{}")  # ours: development, not a failure (the detail says so)
+    (d / "pt.meta.json").write_text("{}")  # ours: development, which the gate refuses for the real market
     found = _by(diagnose(_settings(url, d), FakeHost(), proof_types=types), "parameters")
+    assert found[1].ok is False and "development" in found[1].detail
+    assert "the readiness gate refuses it" in found[1].detail and "lotus fetch-params 2KiB" in found[1].fix
+    # a test market of one's own (the named override): development files are fine, and may be generated
+    test_market = Settings(market={"url": url}, prover={"params_dir": d, "allow_development_params": True})
+    found = _by(diagnose(test_market, FakeHost(), proof_types=types), "parameters")
+    assert found[0].ok is False and "params generate" in found[0].fix
     assert found[1].ok is True and "development" in found[1].detail and "official keys" in found[1].detail
+
+
+def test_doctor_config_checks_the_configured_proof_types(
+    market: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`doctor --config` looks for the parameters of prover.accepted_proof_types, the files the gate loads:
+    it reported the 32GiB pair missing for a 2KiB configuration and said nothing of the 2KiB files."""
+    import agent.doctor
+    from porep.prooftypes import proof_type
+    from porep.snap.params import update_proof_type
+
+    url, _ = market
+    monkeypatch.setenv("PSAGENT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(agent.doctor, "Probes", lambda: FakeHost())
+    d = tmp_path / "params"
+    d.mkdir()
+    porep = proof_type("StackedDrg2KiBV1_1").param_stem
+    snap = update_proof_type("StackedDrg2KiBV1").param_stem
+    for stem in (porep, snap):
+        for ext in ("params", "vk"):
+            (d / f"{stem}.{ext}").write_bytes(f"{stem}.{ext}".encode())
+    published = [OfficialFile(f.name, "Qm", op.paramfetch_digest(f), "test", "2KiB") for f in d.iterdir()]
+    monkeypatch.setattr(op, "_registry", Registry(published))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[market]\nurl = "{url}"\n[prover]\nparams_dir = "{d}"\n'
+                   'accepted_proof_types = ["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"]\n')
+    res = CliRunner().invoke(app, ["doctor", "--config", str(cfg), "--json"])
+    params = [f for f in json.loads(res.stdout)["findings"] if f["check"] == "parameters"]
+    assert [f["ok"] for f in params] == [True] * 4, params
+    details = " ".join(f["detail"] for f in params)
+    assert "StackedDrg2KiBV1_1 params: official" in details
+    assert "StackedDrg2KiBV1 (update) vk: official" in details
+    assert "32GiB" not in details
+    assert res.exit_code == 0, res.output
 
 
 def test_an_unreachable_market_within_the_timeout(params: Any) -> None:

@@ -94,6 +94,8 @@ def test_key_exports_are_redacted_anywhere() -> None:
 
 
 def test_chatty_http_loggers_are_held_at_warning() -> None:
+    """The HTTP clients' request lines, and numba-cuda's driver, which logs every deallocation at INFO (the
+    32GiB lease's logs were thousands of them), stay out of the agent's log below a warning."""
     logsetup.setup_logging("debug", "json", stream=io.StringIO())
-    for name in ("httpx", "httpcore"):
+    for name in ("httpx", "httpcore", "numba.cuda.cudadrv.driver"):
         assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING

@@ -248,3 +248,72 @@ def _sample() -> Any:
     from _doubles import toy_sample
 
     return toy_sample()
+
+
+# --- P32: development parameters never reach the real market ----------------------------------------------
+
+def _gated_prover(d: Path, cache: Path, *, official_only: bool) -> Any:
+    from _doubles import toy_circuits
+
+    from agent.proving.pipeline import ProofPipeline
+    from agent.proving.prover import AdmittedProver
+
+    pipe = ProofPipeline(
+        d, engines=[ReferenceEngine()], circuits=toy_circuits(ToyCircuit(2, lambda c1: [])),  # type: ignore[arg-type]
+        cache=cache, sample=lambda: _sample(),
+    )
+    return AdmittedProver(pipe, accepted=("StackedDrg2KiBV1_1",), official_only=official_only)
+
+
+def test_the_gate_of_a_real_market_opens_only_on_official_parameters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Development parameters under the published names (``params generate``, a .meta.json beside them) used
+    to be logged and loaded: the self-test verifies against the same development key, so the gate opened and
+    every proof went to a market that verifies with the official keys. With official_only (every market but
+    the mock and the dry run) the warm-up refuses them in one line naming the file and the fix; the same
+    files pass once their digests are the published ones, and the dry run's prover (official_only False)
+    still loads them."""
+    pt = proof_type("StackedDrg2KiBV1_1")
+    d = tmp_path / "p"
+    _toy_params(d, pt.param_stem)
+    (d / f"{pt.param_stem}.meta.json").write_text('{"toxic_waste": "development"}')
+    monkeypatch.setattr(op, "_registry", Registry([]))  # the real table names these files: none match here
+    prover = _gated_prover(d, tmp_path / "c", official_only=True)
+    with pytest.raises(RuntimeError) as refused:
+        prover.warm_up()
+    why = str(refused.value)
+    assert why.startswith(f"{pt.param_stem}.params is development (")
+    assert "the market verifies against the official keys" in why and "lotus fetch-params 2KiB" in why
+    assert "prover.allow_development_params = true" in why and "\n" not in why
+    assert not prover.loaded(pt)  # refused before anything was loaded
+    # a damaged file (a published name, another digest) is refused too
+    (d / f"{pt.param_stem}.meta.json").unlink()
+    entries = [OfficialFile(f"{pt.param_stem}.{s}", "Qm", "0" * 32, "test", "2KiB") for s in ("params", "vk")]
+    monkeypatch.setattr(op, "_registry", Registry(entries))
+    with pytest.raises(RuntimeError, match=r"\.params is damaged \(digest"):
+        _gated_prover(d, tmp_path / "c", official_only=True).warm_up()
+    # the published digests: the gate opens
+    _publish(monkeypatch, d / f"{pt.param_stem}.params", d / f"{pt.param_stem}.vk")
+    official = _gated_prover(d, tmp_path / "c", official_only=True)
+    official.warm_up()
+    assert official.loaded(pt)
+    # development files where development is wanted (the dry run, the mock market)
+    monkeypatch.setattr(op, "_registry", Registry([]))
+    dev = _gated_prover(d, tmp_path / "c", official_only=False)
+    dev.warm_up()
+    assert dev.loaded(pt)
+
+
+def test_run_refuses_development_parameters_unless_told(tmp_path: Path) -> None:
+    """``psagent run``'s prover (agent.runtime.build_prover) refuses development files by default; the named
+    override prover.allow_development_params admits them; the dry run's never refuses them."""
+    from agent import runtime
+    from agent.config import Settings
+
+    base = {"backend": "cpu", "params_dir": str(tmp_path)}
+    assert runtime.build_prover(Settings(prover=base), cache=tmp_path).official_only is True
+    allowed = Settings(prover={**base, "allow_development_params": True})
+    assert runtime.build_prover(allowed, cache=tmp_path).official_only is False
+    dry = runtime.build_prover(Settings(prover=base), cache=tmp_path, official_only=False)
+    assert dry.official_only is False

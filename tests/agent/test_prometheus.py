@@ -57,6 +57,10 @@ MADE_FOR = {
     "PsagentDeadlineMarginLow": "late",
     "PsagentDeviceIdleWithWork": "stalled",
     "PsagentLoopErrorsRising": "market-errors",
+    # targets that are no running psagent: a port nothing answers on (a dead agent) and Prometheus's own
+    # metrics (something else on the port): psagent's own series cannot tell of either
+    "PsagentDown": "dead",
+    "PsagentReadyAbsent": "not-psagent",
 }
 
 # what an early scenario reaches before Prometheus first looks
@@ -78,8 +82,9 @@ def _free_port() -> int:
 
 
 class Prometheus:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, others: dict[str, str] | None = None) -> None:
         self.url = url
+        self.others = others or {}  # targets of the job that are not agents: target -> scenario
 
     def get(self, path: str, **params: Any) -> Any:
         q = urllib.parse.urlencode(params, doseq=True)
@@ -152,8 +157,12 @@ def prom(prometheus_binary: str, agents: dict[str, AgentThread], tmp_path: Path)
             }
         ],
     }
-    (tmp_path / "prometheus.yml").write_text(json.dumps(config, indent=1))
     port = _free_port()
+    others = {f"127.0.0.1:{_free_port()}": "dead", f"127.0.0.1:{port}": "not-psagent"}
+    config["scrape_configs"][0]["static_configs"] += [  # type: ignore[index]
+        {"targets": [target], "labels": {"scenario": name}} for target, name in others.items()
+    ]
+    (tmp_path / "prometheus.yml").write_text(json.dumps(config, indent=1))
     log = (tmp_path / "prometheus.log").open("w")
     proc = subprocess.Popen(
         [
@@ -166,7 +175,7 @@ def prom(prometheus_binary: str, agents: dict[str, AgentThread], tmp_path: Path)
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    p = Prometheus(f"http://127.0.0.1:{port}")
+    p = Prometheus(f"http://127.0.0.1:{port}", others)
     try:
 
         def ready() -> bool:
@@ -199,19 +208,19 @@ def test_alerts_fire_where_made_to_and_the_dashboard_has_data(
     # every agent scraped once before its loops start (its gate reads "starting"), so what they do next is a
     # change Prometheus sees (a counter's first value is no increase)
     wait_for(
-        "every target scraped", lambda: len([r for r in prom.query("up == 1")]) == len(agents), timeout=20
+        "every target scraped", lambda: len([r for r in prom.query("up == 1")]) == len(agents) + 1, timeout=20
     )
     rules = prom.get("/api/v1/rules")["groups"][0]["rules"]
     assert {r["name"] for r in rules} == set(MADE_FOR), "every rule of alerts.yml is loaded, and only those"
     for name, a in agents.items():
         if not SCENARIOS[name].early:
             a.run()
-    scenario_of = {a.target: name for name, a in agents.items()}
+    scenario_of = {a.target: name for name, a in agents.items()} | prom.others
     seen: set[tuple[str, str]] = set()
 
     def fired() -> bool:
         for alert in prom.get("/api/v1/alerts")["alerts"]:
-            if alert["state"] == "firing":
+            if alert["state"] == "firing" and "instance" in alert["labels"]:
                 seen.add((alert["labels"]["alertname"], scenario_of[alert["labels"]["instance"]]))
         return all((rule, scenario) in seen for rule, scenario in MADE_FOR.items())
 

@@ -163,10 +163,13 @@ def test_partition_workers_prove_partitions_of_one_proof_at_once(toy: _Params, t
     three = _pipeline(toy, tmp_path, circuit, engines=[engine], workers=3)
     res = three.prove(work, job_id="three", memory_bytes=3000)
     assert res.ok and res.verified == (True,) * 6 and peak[0] == 3
-    assert engine.memory[-1] == 1000  # the grant shared by the partitions in flight
+    # each partition in flight may use the whole grant: the engine holds its device for a partition's whole
+    # device part, so two partitions' device buffers are never held at once
+    assert engine.memory[-1] == 3000
     per = assignment_host_bytes(three.shape(work.proof_type).r1cs)
     assert res.host_reserved_peak_bytes <= 6 * per and three.host.used == 0
-    assert three.job_device_bytes(work.proof_type) == 3 * one.device_bytes(work.proof_type)
+    # a job reserves one partition's working bytes however many lanes it has (the lanes share them)
+    assert three.job_device_bytes(work.proof_type) == one.device_bytes(work.proof_type)
     # a host budget of one partition still finishes (reservations are taken in partition order)
     tight = _pipeline(toy, tmp_path, circuit, engines=[engine], workers=3, host=HostBudget(per))
     assert tight.prove(work, job_id="tight").ok and tight.host.used == 0
@@ -436,9 +439,23 @@ def test_missing_parameters_named_before_synthesis(work_bytes: bytes, tmp_path: 
     assert circuit.r1cs_calls == 0  # named before any synthesis
     with pytest.raises(FileNotFoundError, match="verifying key"):
         HostVerifier(tmp_path).verify(work, b"\0" * 192)
-    # the configured device budget (prover.memory_budget_gib) is what admission grants from
+    # a device budget given to the prover is what admission grants from
     budgeted = AdmittedProver(pipe, device_budget_bytes=123)
     assert budgeted.admission.budgets[CPU_SLOT.index].total == 123
+    # without one, the engine's (Groth16Engine.memory_budget: prover.device_memory_gib, else the device's free
+    # memory once its kernels ran), asked once, before a key is charged to the device
+    asked: list[int] = []
+
+    class Budgeted(ReferenceEngine):
+        def memory_budget(self) -> int | None:
+            asked.append(1)
+            return 456
+
+    engine_budget = AdmittedProver(ProofPipeline(tmp_path, engines=[Budgeted()], circuits=toy_circuits(circuit)))
+    assert engine_budget.admission.budgets[CPU_SLOT.index].total != 456
+    engine_budget._set_budget(0)
+    engine_budget._set_budget(0)
+    assert engine_budget.admission.budgets[CPU_SLOT.index].total == 456 and asked == [1]
 
 
 def test_self_test_proves_on_the_engine_and_fails_loudly(toy: _Params, tmp_path: Path) -> None:

@@ -321,3 +321,111 @@ async def test_an_unchecked_proof_is_stored_only_under_the_debug_switch(store, w
     assert row is not None and row.state is S.FETCHED and "did not verify" in (row.last_error or "")
     row = await prove_one(store, Unchecked(None), StageSettings(submit_unverified=True))
     assert row is not None and row.state is S.COMPUTED and row.proof is not None
+
+
+# --- P32: a proof the market took back is stopped ---------------------------------------------------------
+
+
+class SlowProver:
+    """A prover double that proves ``partitions`` partitions (a 32GiB proof has 10; the 2KiB work here has
+    one), one per ``per_partition_s``, and, like the pipeline, looks at its cancel event only between
+    partitions (ProofCancelled at the next boundary)."""
+
+    def __init__(self, per_partition_s: float = 0.15, partitions: int = 10) -> None:
+        self.per_partition_s = per_partition_s
+        self.partitions = partitions
+        self.partitions_done = 0
+        self.cancelled = False
+
+    async def prove(self, work, job_id, *, cancel=None):
+        import anyio
+        from _doubles import MARK, mark_report
+
+        from agent.proving.pipeline import ProofCancelled
+        from agent.proving.prover import Proven
+
+        for k in range(self.partitions):
+            if cancel is not None and cancel.is_set():
+                self.cancelled = True
+                raise ProofCancelled(f"{job_id}: cancelled before partition {k} of {self.partitions}")
+            await anyio.sleep(self.per_partition_s)
+            self.partitions_done += 1
+        proof = bytes([MARK]) * 192 * work.partitions
+        return Proven(proof, mark_report(proof))
+
+
+class Poll:
+    """The market's poll listing nothing: the request was reassigned (or its deadline passed)."""
+
+    async def poll(self):
+        from market.models import WorkResponse
+
+        return WorkResponse(requests=[], active_asks=[])
+
+    async def create_ask(self, price_attofil):  # pragma: no cover - asks are not wanted here
+        raise AssertionError("no ask in this test")
+
+
+async def test_work_taken_back_while_proving_is_stopped_and_never_submitted(store, work_bytes):
+    """The poll stops listing a request being proven: the request loop marks the row gone, the proof's
+    look-out sees it and the proof stops at its next partition boundary (it ran to the end, 248 s of Groth16
+    in a run from outside, and was then submitted for a 410). The row ends gone, nothing is submitted."""
+    import anyio
+
+    from agent.requester import RequestLoopSettings, request_round
+
+    cid = _queue(store, work_bytes)
+    market = FakeMarket({cid: work_bytes})
+    await fetch_one(market, store)
+    prover = SlowProver(per_partition_s=0.3)
+    settings = StageSettings(watch_s=0.05)
+    counters = StageCounters()
+    ended = []
+    async with anyio.create_task_group() as tg:
+
+        async def prove() -> None:
+            ended.append(await prove_one(store, prover, settings, counters=counters))
+
+        tg.start_soon(prove)
+        await anyio.sleep(0.1)  # the first partition is being proven
+        assert store.get(1).state is S.PROVING
+        r = await request_round(Poll(), store, RequestLoopSettings(price_attofil=1, low_water=0))
+        assert r.gone == 1
+    row = ended[0]
+    assert row.state is S.GONE and "taken back while it was proven" in (row.last_error or "")
+    assert prover.cancelled and prover.partitions_done == 1  # stopped at the first boundary, of 10
+    assert counters.gone == 1 and counters.proofs_ok == 0
+    assert await submit_one(market, store) is None and market.completed == []
+
+
+async def test_deadline_passing_while_proving_stops_the_proof(store, work_bytes):
+    """The deadline passes during the proof: it stops at the next partition boundary and the row goes gone
+    (a late proof is answered 410 and a missed deadline is already paid for)."""
+    import time
+
+    cid = _queue(store, work_bytes, deadline=time.time() + 0.4)
+    market = FakeMarket({cid: work_bytes})
+    await fetch_one(market, store)
+    prover = SlowProver(per_partition_s=0.2)
+    row = await prove_one(store, prover, StageSettings(watch_s=0.05))
+    assert row is not None and row.state is S.GONE
+    assert "deadline passed while proving; proof stopped" in (row.last_error or "")
+    assert prover.cancelled and 1 <= prover.partitions_done <= 4
+    assert await submit_one(market, store) is None and market.completed == []
+
+
+async def test_a_prover_that_cannot_stop_still_never_submits_taken_back_work(store, work_bytes):
+    """A prover without ``cancel`` (FakeProver) runs to the end; the row the request loop marked gone
+    meanwhile is left gone, never computed or submitted."""
+    cid = _queue(store, work_bytes)
+    market = FakeMarket({cid: work_bytes})
+    await fetch_one(market, store)
+
+    class Late(FakeProver):
+        async def prove(self, work, job_id):
+            store.transition(1, S.PROVING, S.GONE, error="gone: taken back")  # the request loop, meanwhile
+            return await super().prove(work, job_id)
+
+    row = await prove_one(store, Late(), StageSettings())
+    assert row is not None and row.state is S.GONE and row.proof is None
+    assert await submit_one(market, store) is None and market.completed == []

@@ -54,8 +54,8 @@ def test_a_bad_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
     [
         ('[engine]\nlisten = "unix://"\n', "engine.listen: 'unix://' names no socket file"),
         (
-            '[engine]\npreload = ["wpost-32g"]\n',
-            "engine.preload: 'wpost-32g': this engine does not serve PoSt",
+            '[engine]\npreload = ["wpost-1t"]\n',
+            "engine.preload: 'wpost-1t' is not a circuit id",
         ),
         ('[engine]\npreload = ["porep-2k", "porep-2k"]\n', "engine.preload: a circuit is named twice"),
         ('[engine]\nmax_pending = 0\n', "engine.max_pending: must be >= 1"),
@@ -151,3 +151,57 @@ async def test_the_service_life_under_systemd(porep_work: Work, snap_work: Work,
     assert len(ready) == 1 and f"serving cuzk.v1.ProvingEngine on unix:{sock}" in ready[0]
     assert messages.count("WATCHDOG=1") >= 3 and messages[-1].startswith("STOPPING=1")
     assert not sock.exists()
+
+
+@pytest.mark.anyio
+async def test_the_engine_answers_get_status_while_it_warms_up(
+    porep_work: Work, snap_work: Work, tmp_path: Path
+) -> None:
+    """The port is bound before the warm-up (it bound only after it: minutes of silence for 32GiB, Curio
+    could not tell a warming engine from a dead one): GetStatus answers while warming, a proof is refused
+    UNAVAILABLE (Curio retries), READY comes once warmed up and proofs are taken from then on."""
+    import threading
+
+    import grpc
+
+    from agent.cuzk import proving_pb2 as pb
+    from agent.cuzk import proving_pb2_grpc as pb_grpc
+    from agent.cuzk.jobs import Jobs
+    from agent.cuzk.server import EngineServer, EngineService, serve
+    from agent.sdnotify import Notifier
+
+    prover = toy_prover(tmp_path / "p", porep_work, snap_work)
+    sock = tmp_path / "engine.sock"
+    server = EngineServer(EngineService(Jobs(prover), prover), f"unix://{sock}")
+    release = threading.Event()
+    stop = asyncio.Event()
+    targets: list[str] = []
+    task = asyncio.ensure_future(serve(
+        server, warm_up=lambda: release.wait(30), notifier=Notifier(""), stop=stop, ready=targets.append
+    ))
+    try:
+        for _ in range(500):
+            if sock.exists():
+                break
+            await asyncio.sleep(0.01)
+        assert sock.exists() and not targets  # bound, not ready
+        async with grpc.aio.insecure_channel(f"unix:{sock}") as channel:
+            stub = pb_grpc.ProvingEngineStub(channel)
+            status = await stub.GetStatus(pb.GetStatusRequest(), timeout=10)
+            assert status.total_proofs_completed == 0
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.Prove(pb.ProveRequest(), timeout=10)
+            assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+            assert "warming up" in (refused.value.details() or "")
+            release.set()
+            for _ in range(500):
+                if targets:
+                    break
+                await asyncio.sleep(0.01)
+            assert targets == [f"unix:{sock}"]
+            answer = await stub.Prove(pb.ProveRequest(), timeout=10)  # warmed: the request itself is judged
+            assert "proof_kind is unset" in str(answer.result)
+    finally:
+        release.set()
+        stop.set()
+        await task

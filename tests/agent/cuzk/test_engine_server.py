@@ -8,7 +8,6 @@ import asyncio
 import base64
 import json
 import stat
-import time
 from pathlib import Path
 from typing import Any
 
@@ -58,22 +57,6 @@ async def test_prove_porep_and_snap_as_curio_sends_them(
         status = await stub.GetStatus(pb.GetStatusRequest())
         assert status.total_proofs_completed == 2 and status.total_proofs_failed == 0
         assert status.pinned_memory_limit_bytes == prover.pipeline.host.total > 0
-
-
-async def test_post_kinds_are_refused_at_once(porep_work: Work, snap_work: Work, tmp_path: Path) -> None:
-    prover = toy_prover(tmp_path / "p", porep_work, snap_work)
-    async with running_engine(prover, "127.0.0.1:0") as (_, stub, _):
-        for kind, rid in (
-            (pb.WINDOW_POST_PARTITION, "wdpost-1000-0-[1 2]"), (pb.WINNING_POST, "winpost-1000-ab")
-        ):
-            t0 = time.perf_counter()
-            req = pb.SubmitProofRequest(request_id=rid, proof_kind=kind, priority=pb.CRITICAL,
-                                        vanilla_proofs=[b"x"], randomness=bytes(32))
-            r = (await stub.Prove(pb.ProveRequest(submit=req), timeout=10)).result
-            assert time.perf_counter() - t0 < 1.0
-            assert r.status == FAILED and "does not serve PoSt" in r.error_message
-            assert pb.ProofKind.Name(kind) in r.error_message and "\n" not in r.error_message
-        assert prover.pipeline.loaded_shapes() == []  # nothing was loaded or proven
 
 
 def _malformed(porep: bytes, snap: bytes) -> list[tuple[str, pb.SubmitProofRequest, str]]:
@@ -297,7 +280,9 @@ async def test_preload_and_evict(porep_work: Work, snap_work: Work, tmp_path: Pa
         assert not (await stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"))).was_loaded
         assert list((await stub.GetStatus(pb.GetStatusRequest())).loaded_srs) == []
         for cid, code, says in (
-            ("wpost-32g", grpc.StatusCode.INVALID_ARGUMENT, "does not serve PoSt"),
+            ("wpost-32g", grpc.StatusCode.FAILED_PRECONDITION,
+             "parameters for StackedDrgWindow32GiBV1_1 not found"),
+            ("wpost-1t", grpc.StatusCode.INVALID_ARGUMENT, "unknown circuit id"),
             ("porep-1t", grpc.StatusCode.INVALID_ARGUMENT, "unknown circuit id"),
             ("porep-32g", grpc.StatusCode.FAILED_PRECONDITION,
              "parameters for StackedDrg32GiBV1_1 not found"),

@@ -165,10 +165,11 @@ async def test_hand_written_requests_are_understood_and_answers_read_by_hand(
         assert awaited[2] == [1], awaited.get(4)
         assert verifier.verify(Work.from_bytes(snap), awaited[3][0]).ok  # type: ignore[arg-type]
 
-        # a PoSt kind written by hand (WINDOW_POST_PARTITION = 3): FAILED = 2 with the refusal
+        # a PoSt kind written by hand (WINDOW_POST_PARTITION = 3, registered_proof 0 = a WinningPoSt type):
+        # FAILED = 2, saying so
         post = lfield(1, "wdpost-1000-0-[1 2 3]") + vfield(2, 3) + vfield(5, 3) + lfield(22, bytes(32))
         refused = check_answer(fields(await raw_call(channel, "Prove")(lfield(1, post)))[1][0])  # type: ignore[arg-type]
-        assert refused[2] == [2] and b"does not serve PoSt" in refused[4][0]  # type: ignore[operator]
+        assert refused[2] == [2] and b"is a winning PoSt, the request is WINDOW" in refused[4][0]  # type: ignore[operator]
 
         # CancelProof{job_id = 1} → {was_running = 1}; GetStatus's repeated messages by hand
         done = fields(await raw_call(channel, "CancelProof")(lfield(1, snap_job)))
@@ -176,10 +177,12 @@ async def test_hand_written_requests_are_understood_and_answers_read_by_hand(
         status = fields(await raw_call(channel, "GetStatus")(b""))
         assert set(status) <= {1, 2, 3, 4, 5, 6, 7, 8}
         queues = [fields(q) for q in status[3]]  # type: ignore[arg-type]
-        assert sorted(q[1][0] for q in queues) == [b"porep-c2", b"snap-update"]  # type: ignore[type-var]
+        assert sorted(q[1][0] for q in queues) == [  # type: ignore[type-var]
+            b"porep-c2", b"snap-update", b"window-post", b"winning-post"
+        ]
         srs = sorted(fields(s)[1][0] for s in status[2])  # type: ignore[arg-type,type-var]
         assert srs == [b"porep-2k", b"snap-2k"]
-        assert status[4] == [2] and status[5] == [1]  # completed, failed (the PoSt refusal)
+        assert status[4] == [2] and status[5] == [1]  # completed, failed (the bad PoSt)
 
 
 def test_the_stubs_carry_the_numbers_of_the_facts() -> None:

@@ -185,9 +185,11 @@ def test_cuda_batch_equals_cpu(seed: int) -> None:
     batched = [p.to_bytes() for p in prove(pk, asgs, r=rs, s=ss, timings=timings)]
     assert [t["batch"] for t in timings] == [float(k)] * k
     # batch sizing reads the admission's grant when given one (memory_bytes), not the device's free memory
-    from gpu.groth16.prover import _group_size, device_bytes
+    from gpu.groth16.prover import _batch_bytes, _group_size, device_bytes
 
-    assert [_group_size(pk, k, device_bytes(pk, j)) for j in (1, 2, k + 5)] == [1, 2, k]
+    shared, per = _batch_bytes(pk)
+    assert [device_bytes(pk, j) for j in (2, 3)] == [shared + 2 * per, shared + 3 * per]
+    assert [_group_size(pk, k, shared + j * per) for j in (1, 2, k + 5)] == [1, 2, k]
     pinned_bytes = sum(x.nbytes for x in (asgs[1].witness, asgs[1].a, asgs[1].b, asgs[1].c))
     assert pk.staging.direct_bytes == pinned_bytes and pk.staging.staged_bytes == (k - 1) * pinned_bytes
     cpu = [p.to_bytes() for p in prove(ProvingKey(params, r1cs.density()), asgs, r=rs, s=ss)]

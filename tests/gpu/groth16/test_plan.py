@@ -50,6 +50,13 @@ def test_device_bytes_equal_the_keys_arrays(small: tuple[object, Path]) -> None:
     want = plan.key_device_bytes(s, device_spmv=False)
     got = {f"bases.{name}": int(np.asarray(c._bases).nbytes) for name, c in key.ctx.items()}
     got["gather indices"] = int(key.d_a_idx.nbytes) + int(key.d_b_idx.nbytes)
+    from gpu.ntt import cuda as ntt_cuda
+    from gpu.ntt.tables import NO_SCALE, scale
+
+    tables = [ntt_cuda.device_twiddles(dev, s.logn)]  # the key uploaded them; this reads the cache
+    for sc in (NO_SCALE, scale(s.logn, "coset_ninv"), scale(s.logn, "inv_coset", canonical=True)):
+        tables += list(ntt_cuda._device_scale(dev, sc))
+    got["NTT tables"] = sum(int(t.nbytes) for t in tables)
     assert got == want
     for system in (r1cs.compact(), r1cs):  # type: ignore[attr-defined]
         sized = plan.ProofSizes.of_r1cs(system)
@@ -58,30 +65,32 @@ def test_device_bytes_equal_the_keys_arrays(small: tuple[object, Path]) -> None:
             assert plan.resident_r1cs_bytes(sized) >= uploaded  # a plain CSR: an upper bound
         else:
             assert plan.resident_r1cs_bytes(sized) == uploaded
-    assert device_bytes(key, device_spmv=False) == plan.proof_device_bytes(s)
-    batch = plan.batch_device_bytes(s)
-    assert device_bytes(key, 3, device_spmv=False) == sum(batch) + 2 * batch[1]
-    # the SpMV scratch counts only where the H step (not the MSM's sort) is the working peak
-    with_spmv = plan.proof_device_bytes(s, device_spmv=True)
-    assert device_bytes(key, device_spmv=True) == with_spmv >= device_bytes(key, device_spmv=False)
+    resident = plan.Layout.resident_of(s, device_spmv=False)
+    assert device_bytes(key, device_spmv=False) == resident.working()
+    shared, per = plan.batch_device_bytes(s)
+    assert device_bytes(key, 3, device_spmv=False) == shared + 3 * per
+    # the device SpMV reads the witness in the H step, so it is uploaded first: never less working memory
+    assert device_bytes(key, device_spmv=True) >= device_bytes(key, device_spmv=False)
 
 
 def test_plan_stages_and_totals(small: tuple[object, Path]) -> None:
     r1cs, _ = small
     s = plan.ProofSizes.of_r1cs(r1cs.compact())  # type: ignore[attr-defined]
-    on = plan.memory_plan(s, device_spmv=True, cuda=True, params_to_device=True)
-    off = plan.memory_plan(s, device_spmv=False, cuda=True, params_to_device=False)
-    cpu = plan.memory_plan(s, device_spmv=False, cuda=False)
+    on = plan.memory_plan(s, plan.Layout.resident_of(s, device_spmv=True), params_to_device=True)
+    off = plan.memory_plan(s, plan.Layout.resident_of(s, device_spmv=False), params_to_device=False)
+    streamed = plan.memory_plan(s, plan.candidates(s, plan.STREAM16, device_spmv=False)[0])
+    cpu = plan.memory_plan(s, None)
     names = {st.name for st in on}
-    assert "key: resident R1CS (device SpMV)" in names and "parameters on the host" not in names
+    assert "key: resident R1CS" in names and "parameters on the host" not in names
     h_on, d_on = plan.plan_totals(on)
     h_off, d_off = plan.plan_totals(off)
-    scratch = plan.proof_device_working_bytes(s, device_spmv=True) - plan.proof_device_working_bytes(s)
-    assert 0 <= scratch <= plan.FR * s.num_vars  # the SpMV scratch, where the H step is the peak
-    assert d_on - d_off == plan.resident_r1cs_bytes(s) + scratch
+    assert d_on == plan.Layout.resident_of(s, device_spmv=True).peak()
+    assert d_off == plan.Layout.resident_of(s, device_spmv=False).peak()
     # the host keeps the parameters and A.w, B.w, C.w when the device does not
     bases = sum(v for k, v in plan.key_device_bytes(s, device_spmv=False).items() if k.startswith("bases."))
-    assert h_off - h_on == bases + 2 * 3 * plan.FR * s.rows
+    assert h_off - h_on == bases - plan.G1_AFFINE + 2 * 3 * plan.FR * s.rows  # H has n - 1 points on the host
+    # streamed: the bases are page-locked on the host, none on the device
+    assert plan.plan_totals(streamed)[1] < d_off and plan.plan_totals(streamed)[0] >= bases - plan.G1_AFFINE
     assert plan.plan_totals(cpu)[1] == 0 and plan.plan_totals(cpu)[0] > h_off  # + the permuted H copy
 
 

@@ -265,3 +265,23 @@ async def test_state_survives_a_restart(
         assert after["counters"]["vouchers"] == 1 and state(market)["counters"]["vouchers"] == 2
     finally:
         market.stop()
+
+
+def test_the_printed_url_answers_and_uvicorn_logs_through_ours(market: MockMarket) -> None:
+    """`market-mock serve` prints its base URL, which answered 404; uvicorn installed handlers of its own
+    ("INFO:     Started server process …" lines in psagent's log). The URL answers 200 saying what is
+    there, and uvicorn's loggers have no handler of their own (they reach the root's: psagent's format)."""
+    import logging
+    import urllib.request
+
+    for url in (market.base_url, market.base_url + "/"):
+        with urllib.request.urlopen(url, timeout=5) as r:
+            body = r.read().decode()
+        assert r.status == 200 and "/v0/proofs/provider/" in body and "/_mock/state" in body
+    from uvicorn.logging import ColourizedFormatter
+
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        theirs = [h for h in logger.handlers if isinstance(h.formatter, ColourizedFormatter)]
+        assert theirs == [], name
+    assert logging.getLogger("uvicorn.error").propagate  # access lines are off (access_log=False)
