@@ -16,6 +16,7 @@ from _doubles import ReferenceEngine, ToyCircuit, toy_circuits, toy_r1cs, toy_wo
 
 from agent.cli.bench import run_e2e
 from agent.proving.pipeline import ProofPipeline
+from agent.proving.prover import AdmittedProver
 from gpu.groth16 import reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,8 +53,9 @@ def test_runs_rows_jsonl_and_export(toy: tuple[Path, Any], tmp_path: Path) -> No
     export.mkdir()
     jsonl = tmp_path / "runs.jsonl"
     echoed: list[str] = []
+    prover = AdmittedProver(pipe, jobs_per_device=2)  # bench e2e's path: the agent's admission
     rows, verified = run_e2e(
-        pipe, work, warm_runs=1, steady=3, in_flight=2, export=export, jsonl=jsonl, echo=echoed.append
+        prover, work, warm_runs=1, steady=3, in_flight=2, export=export, jsonl=jsonl, echo=echoed.append
     )
     assert verified
     assert [r["run"] for r in rows] == ["cold", "warm1", "steady1", "steady2", "steady3", "steady"]
