@@ -4,8 +4,8 @@ The engine (Groth16Engine, CUDA backend under the simulator) decides its budget 
 or the device's free memory once its kernels have run, less a reserve: the simulator has no figure, so a test
 names one), caps its device ledger with it, and picks the layout of each circuit under it; admission takes
 the same figures: the budget from the engine, each key's resident bytes (the layout's) charged once, each
-job's working bytes (the layout's largest phase) reserved. A budget no layout fits is refused in one line before any
-parameter is read."""
+job's working bytes (the layout's largest phase) reserved. A budget no layout fits is refused in one line
+before any parameter is read."""
 
 from __future__ import annotations
 
