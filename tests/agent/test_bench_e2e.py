@@ -53,7 +53,7 @@ def test_runs_rows_jsonl_and_export(toy: tuple[Path, Any], tmp_path: Path) -> No
     export.mkdir()
     jsonl = tmp_path / "runs.jsonl"
     echoed: list[str] = []
-    prover = AdmittedProver(pipe, jobs_per_device=2)  # bench e2e's path: admission admits both in flight
+    prover = AdmittedProver(pipe, jobs_per_device=2)  # bench e2e's path: the agent's admission
     rows, verified = run_e2e(
         prover, work, warm_runs=1, steady=3, in_flight=2, export=export, jsonl=jsonl, echo=echoed.append
     )

@@ -89,7 +89,7 @@ def test_the_switch_is_a_value_filled_in_the_configuration_layer(monkeypatch: py
     assert not Groth16Engine("cpu", options=TO_DEVICE).params_to_device  # CUDA only
     assert Groth16Engine("cuda", options=TO_DEVICE).params_to_device
     with pytest.raises(ValueError, match="CUDA backend"):
-        Groth16Engine("cpu").load_params(Path("x.params"))
+        Groth16Engine("cpu").load_params(Path("x.params"), toy_r1cs(2))
 
 
 @pytest.mark.slow
@@ -122,7 +122,7 @@ def test_a_file_failing_its_check_is_never_loaded_to_the_device(
 ) -> None:
     engine = Groth16Engine("cuda", options=TO_DEVICE)
     loads: list[Path] = []
-    monkeypatch.setattr(engine, "load_params", lambda path: loads.append(path))
+    monkeypatch.setattr(engine, "load_params", lambda path, r1cs: loads.append(path))
 
     def failing(path: Path, subgroup_check: bool) -> Parameters:
         files.checks.append(subgroup_check)
@@ -150,11 +150,16 @@ def test_admission_byte_counts(files: _Files, tmp_path: Path, monkeypatch: pytes
     assert cuda_pipe.shape(PT).host_bytes == wit
     assert _pipe(files, tmp_path / "cache", Groth16Engine("cpu", options=both)).shape(PT).host_bytes == full
     key = cuda_pipe.shape(PT).key
+    from gpu.groth16.plan import ntt_table_bytes
+
+    # the bases, the gather indices and the H step's NTT tables (uploaded with the key)
     bases = sum(c._bases.nbytes for c in key.ctx.values()) + key.d_a_idx.nbytes + key.d_b_idx.nbytes
+    bases += ntt_table_bytes(key.logn)
     compact = r1cs.compact()
     assert resident_r1cs_bytes(compact) == DeviceR1CS.upload(compact, 0).nbytes
     assert resident_r1cs_bytes(r1cs) >= DeviceR1CS.upload(r1cs, 0).nbytes
     assert cuda_pipe.resident_bytes(PT) == bases + resident_r1cs_bytes(r1cs)
+    assert key.layout is not None and cuda_pipe.resident_bytes(PT) == sum(key.layout.resident().values())
     host_spmv = _pipe(files, tmp_path / "cache", Groth16Engine("cuda", options=TO_DEVICE))
     assert host_spmv.resident_bytes(PT) == bases
     engine = host_spmv.engine

@@ -106,12 +106,14 @@ def small() -> dict[str, Any]:
 
 
 def _layout(small: dict[str, Any], kind: str, spmv: bool) -> plan.Layout:
-    """The kind's one-pass layout cut into passes of 4 points (several passes of every MSM)."""
+    """The kind's one-pass layout cut into passes of 16 points for H (of 32) and 4 for L (16 points), A (17),
+    B_G1 (6) and B_G2 (2 a pass): several passes of every MSM."""
     sizes = plan.ProofSizes.of_r1cs(small["r1cs"])
-    return replace(plan.candidates(sizes, kind, device_spmv=spmv)[0], h_chunk=4, chunk=4)
+    return replace(plan.candidates(sizes, kind, device_spmv=spmv)[0], h_chunk=16, chunk=4)
 
 
-CASES = [(plan.RESIDENT, False), (plan.RESIDENT, True), (plan.STREAM24, True), (plan.STREAM16, False)]
+# the resident layout with A.w, B.w, C.w from the host is the default path of test_groth16_prove's CUDA == CPU
+CASES = [(plan.RESIDENT, True), (plan.STREAM24, True), (plan.STREAM16, False)]
 
 
 @pytest.mark.parametrize(("kind", "spmv"), CASES)
