@@ -451,7 +451,8 @@ def test_missing_parameters_named_before_synthesis(work_bytes: bytes, tmp_path: 
             asked.append(1)
             return 456
 
-    engine_budget = AdmittedProver(ProofPipeline(tmp_path, engines=[Budgeted()], circuits=toy_circuits(circuit)))
+    budgeted_pipe = ProofPipeline(tmp_path, engines=[Budgeted()], circuits=toy_circuits(circuit))
+    engine_budget = AdmittedProver(budgeted_pipe)
     assert engine_budget.admission.budgets[CPU_SLOT.index].total != 456
     engine_budget._set_budget(0)
     engine_budget._set_budget(0)
