@@ -10,20 +10,18 @@ proves what it is given, on the device it is given).
 * :class:`HostBudget`: host bytes that the proving threads reserve before they build a partition's assignment
   (witness, A·w, B·w, C·w), so synthesis running ahead of the prover (``agent.proving.pipeline``) cannot
   grow host memory past the budget. Blocking (threads, not the event loop): synthesis runs in worker threads.
-* :func:`new_job_id`: a job id unique per attempt, so partitions of two attempts are never mixed.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
 import anyio
 
+from agent.host import mem_total
 from gpu.device import Device
 
 
@@ -62,10 +60,7 @@ class MemoryBudget:
 
 def host_memory_bytes() -> int:
     """Physical memory of this host (0 when unknown)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 0
+    return mem_total() or 0
 
 
 class HostBudget:
@@ -203,6 +198,3 @@ class Admission:
                     self._changed.notify_all()
 
 
-def new_job_id(prefix: str = "job") -> str:
-    """A job id unique per attempt (random UUID)."""
-    return f"{prefix}-{uuid.uuid4().hex}"

@@ -6,12 +6,11 @@ Every knob is documented in ``config.example.toml``; keep the two in step (a tes
 the example exists here, and that each one changes what ``agent.runtime`` builds).
 
 The configuration layer is the only place environment variables are read for the agent's behaviour: besides
-``PSAGENT_<SECTION>__<KEY>``, the debug switch ``PSAGENT_DEBUG_SUBMIT_UNVERIFIED=1`` (without it
-``prover.verify_before_submit = false`` is refused: an unverified proof is never submitted), and the engine
-overrides :data:`ENGINE_OVERRIDES` (``PSAGENT_DEVICE_SPMV``, ``PSAGENT_PARAMS_TO_DEVICE``, ``PSAGENT_PTX``,
-``PSAGENT_PTX_MUL``, ``PSAGENT_CPU_THREADS``), which :func:`engine_options` folds into the one
-``gpu.options.EngineOptions`` value the engine is given (commands without a configuration file get the
-defaults and these overrides).
+``PSAGENT_<SECTION>__<KEY>`` (one scheme: the engine's switches too, e.g. ``PSAGENT_PROVER__PTX=off``), the
+debug switch ``PSAGENT_DEBUG_SUBMIT_UNVERIFIED=1`` (without it ``prover.verify_before_submit = false`` is
+refused: an unverified proof is never submitted) and the kernel cache's ``PSAGENT_NUMBA_CACHE``, which
+:func:`engine_options` folds with ``[prover]`` into the one ``gpu.options.EngineOptions`` value the engine is
+given (commands without a configuration file get the defaults and ``PSAGENT_PROVER__<KEY>``).
 """
 
 from __future__ import annotations
@@ -27,8 +26,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
-from agent.proving.parameters import default_params_dir
 from gpu.options import DEVICE_PATHS, EngineOptions
+from market.address import Protocol as AddressProtocol
+from market.address import parse_address
+from porep.prooftypes import proof_type
+from porep.snap.params import update_proof_type
 
 DEFAULT_CONFIG_PATH = Path("/etc/psagent/config.toml")
 MAINNET_MARKET_URL = "https://mainnet.snass.fsp.sh/v0/proofs"
@@ -47,6 +49,17 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "psagent"
 
 
+FILECOIN_PARAMS_DIR = Path("/var/tmp/filecoin-proof-parameters")
+
+
+def default_params_dir() -> Path:
+    """Where Filecoin keeps Groth16 parameters (lotus, curio and rust-fil-proofs look there too):
+    ``$FIL_PROOFS_PARAMETER_CACHE`` if set, else ``/var/tmp/filecoin-proof-parameters``. The one reader of
+    that variable."""
+    env = os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
+    return Path(env) if env else FILECOIN_PARAMS_DIR
+
+
 SNAP_PREFIX = "snap:"  # "StackedDrg2KiBV1" names a seal proof and an update proof alike
 
 
@@ -54,13 +67,10 @@ def accepted_type(name: str) -> object:
     """The proof type an ``accepted_proof_types`` entry names: a seal proof the circuit proves (interactive
     V1 / V1_1), or ``snap:`` + an update proof; ValueError saying what is accepted otherwise."""
     if name.startswith(SNAP_PREFIX):
-        from porep.snap.params import update_proof_type
-
         try:
             return update_proof_type(name[len(SNAP_PREFIX):])
         except (ValueError, KeyError):
             raise ValueError(f"{name!r}: not an update proof (e.g. snap:StackedDrg32GiBV1)") from None
-    from porep.prooftypes import proof_type
 
     try:
         pt = proof_type(name)
@@ -107,13 +117,12 @@ class MarketConfig(_Section):
     def _wallet(cls, v: str | None) -> str | None:
         if v is None:
             return v
-        from market.address import Protocol, parse_address
 
         try:
             addr = parse_address(v)
         except ValueError as exc:
             raise ValueError(f"not a Filecoin address ({exc})") from None
-        if addr.protocol != Protocol.SECP256K1:
+        if addr.protocol != AddressProtocol.SECP256K1:
             raise ValueError(f"{v!r} is not a secp256k1 (f1…) address, the only kind a provider key has")
         return v
 
@@ -393,9 +402,13 @@ def _error_line(err: ValidationError, source: str) -> str:
 
 def _check_environment() -> None:
     """``PSAGENT_<SECTION>__<KEY>`` with an unknown section would be silently ignored (pydantic-settings
-    only reads the names it knows), while an unknown key in a known section is refused: refuse both."""
+    only reads the names it knows), while an unknown key in a known section is refused: refuse both, and the
+    retired engine variables (:data:`RETIRED_ENVIRONMENT`) with the name that replaced each."""
     sections = sorted(Settings.model_fields)
     for name in sorted(os.environ):
+        if name in RETIRED_ENVIRONMENT:
+            use = RETIRED_ENVIRONMENT[name]
+            raise ConfigError(f"invalid configuration in environment: {name} is no longer read: use {use}")
         if not name.startswith("PSAGENT_") or "__" not in name:
             continue
         section = name[len("PSAGENT_"):].split("__", 1)[0].lower()
@@ -404,6 +417,16 @@ def _check_environment() -> None:
                 f"invalid configuration in environment: {name}: unknown section {section!r} "
                 f"(sections: {', '.join(sections)})"
             )
+
+
+def _undecodable_line(exc: SettingsError) -> str:
+    """An environment value pydantic-settings cannot decode (``PSAGENT_PROVER={``), in one line."""
+    m = re.search(r'field "(\w+)"', str(exc))
+    name = f"PSAGENT_{m[1].upper()}" if m else "a PSAGENT_ variable"
+    return (
+        f"invalid configuration in environment: {name}: not a JSON value for its key (set one key at a "
+        f"time: {name}__KEY=value)"
+    )
 
 
 def load_settings(path: Path | None = None) -> Settings:
@@ -435,71 +458,57 @@ def load_settings(path: Path | None = None) -> Settings:
     try:
         return Settings(**data)
     except SettingsError as exc:  # an environment value pydantic-settings cannot decode (PSAGENT_PROVER={)
-        m = re.search(r'field "(\w+)"', str(exc))
-        name = f"PSAGENT_{m[1].upper()}" if m else "a PSAGENT_ variable"
-        raise ConfigError(
-            f"invalid configuration in environment: {name}: not a JSON value for its key (set one key at a "
-            f"time: {name}__KEY=value)"
-        ) from None
+        raise ConfigError(_undecodable_line(exc)) from None
     except ValidationError as exc:
         env_keys = [k for k in os.environ if k.startswith("PSAGENT_")]
         where = source if not env_keys else f"{source} + environment"
         raise ConfigError(_error_line(exc, where)) from None
 
 
-ENGINE_OVERRIDES = (
-    "PSAGENT_DEVICE_SPMV",
-    "PSAGENT_PARAMS_TO_DEVICE",
-    "PSAGENT_PTX",
-    "PSAGENT_PTX_MUL",
-    "PSAGENT_CPU_THREADS",
-)
+# The engine variables of earlier versions, beside the configuration's own names for the same keys: refused
+# with the name to use, so that an old script is not silently ignored.
+RETIRED_ENVIRONMENT = {
+    "PSAGENT_DEVICE_SPMV": "PSAGENT_PROVER__DEVICE_SPMV=true|false",
+    "PSAGENT_PARAMS_TO_DEVICE": "PSAGENT_PROVER__PARAMS_TO_DEVICE=true|false",
+    "PSAGENT_PTX": "PSAGENT_PROVER__PTX=evenodd|cios|off",
+    "PSAGENT_PTX_MUL": "PSAGENT_PROVER__PTX=evenodd|cios",
+    "PSAGENT_CPU_THREADS": "PSAGENT_PROVER__CPU_THREADS=N",
+}
+KERNEL_CACHE_ENV = "PSAGENT_NUMBA_CACHE"  # 1: Numba's on-disk kernel cache on (agent.cli.common sets it up)
 
 
-def _switch(name: str, current: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return current
-    if value not in ("0", "1"):
-        raise ConfigError(f"invalid configuration in environment: {name}={value[:20]!r}: must be 0 or 1")
-    return value == "1"
+class _ProverFromEnvironment(BaseSettings):
+    """``[prover]`` from the environment alone (``PSAGENT_PROVER__<KEY>``), for commands without a
+    configuration file; the other sections' variables are not read here."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PSAGENT_", env_nested_delimiter="__", extra="ignore", frozen=True
+    )
+
+    prover: ProverConfig = Field(default_factory=ProverConfig)
 
 
 def engine_options(settings: Settings | None = None) -> EngineOptions:
     """The engine's options: ``[prover]``'s device_spmv, params_to_device, ptx, cpu_threads, device_memory_gib
-    and device_layout (the defaults
-    without ``settings``), then the environment's overrides: ``PSAGENT_DEVICE_SPMV``,
-    ``PSAGENT_PARAMS_TO_DEVICE`` (0 or 1), ``PSAGENT_PTX`` (0: the PTX product off; 1: on),
-    ``PSAGENT_PTX_MUL`` (evenodd or cios), ``PSAGENT_CPU_THREADS`` (a count). ConfigError naming the
-    variable for a value that is none of those."""
-    p = settings.prover if settings is not None else ProverConfig()
-    ptx: Literal["evenodd", "cios", "off"] = p.ptx
-    mul = os.environ.get("PSAGENT_PTX_MUL")
-    if mul is not None:
-        if mul not in ("evenodd", "cios"):
-            raise ConfigError(
-                f"invalid configuration in environment: PSAGENT_PTX_MUL={mul[:20]!r}: must be evenodd or cios"
-            )
-        ptx = "cios" if mul == "cios" else "evenodd"
-    on = _switch("PSAGENT_PTX", ptx != "off")
-    if not on:
-        ptx = "off"
-    elif ptx == "off":
-        ptx = "evenodd"
-    threads = p.cpu_threads
-    env_threads = os.environ.get("PSAGENT_CPU_THREADS")
-    if env_threads is not None:
-        if not env_threads.isdigit():
-            raise ConfigError(
-                f"invalid configuration in environment: PSAGENT_CPU_THREADS={env_threads[:20]!r}: must be a "
-                "whole number >= 0"
-            )
-        threads = int(env_threads)
+    and device_layout (without ``settings``: the defaults and ``PSAGENT_PROVER__<KEY>``, as a configuration
+    would read them; a bad value is a ConfigError naming the key), and the kernel cache
+    (``PSAGENT_NUMBA_CACHE=1``)."""
+    if settings is not None:
+        p = settings.prover
+    else:
+        _check_environment()
+        try:
+            p = _ProverFromEnvironment().prover
+        except SettingsError as exc:
+            raise ConfigError(_undecodable_line(exc)) from None
+        except ValidationError as exc:
+            raise ConfigError(_error_line(exc, "environment")) from None
     return EngineOptions(
-        device_spmv=_switch("PSAGENT_DEVICE_SPMV", p.device_spmv),
-        params_to_device=_switch("PSAGENT_PARAMS_TO_DEVICE", p.params_to_device),
-        ptx=ptx,
-        cpu_threads=threads,
+        device_spmv=p.device_spmv,
+        params_to_device=p.params_to_device,
+        ptx=p.ptx,
+        cpu_threads=p.cpu_threads,
+        kernel_cache=os.environ.get(KERNEL_CACHE_ENV) == "1",
         device_memory=int(p.device_memory_gib * 2**30),
         layout=p.device_layout,
     )

@@ -217,6 +217,7 @@ def _params(settings: Settings, proof_types: list[tuple[str, Any]]) -> list[Find
     fix for a missing one is the official file (never a development one)."""
     from agent.config import cache_dir
     from agent.paramfiles import ParamDigests, fetch_hint, verdict
+    from agent.proving.kind import WorkKind
     from agent.proving.parameters import params_paths
     from porep.official_params import DAMAGED, DEVELOPMENT, OFFICIAL, registry
 
@@ -225,7 +226,7 @@ def _params(settings: Settings, proof_types: list[tuple[str, Any]]) -> list[Find
     digests = ParamDigests(cache_dir())
     out = []
     for label, pt in proof_types:
-        update = "empty-sector-update" in pt.param_stem
+        update = WorkKind.of(pt) is WorkKind.SNAP
         for path in params_paths(d, pt):
             what = f"{label} {path.suffix[1:]}"
             if not path.is_file():

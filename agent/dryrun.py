@@ -20,12 +20,24 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from rich.console import Console
+from rich.live import Live
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
-from agent.config import Settings
+from agent import runtime
+from agent.config import ConfigError, Settings, cache_dir
 from agent.exporter import Exporter
 from agent.metrics import AgentMetrics
+from agent.proving.parameters import ensure_dev_params, params_paths
 from agent.service import Agent, AgentSettings, RunSummary
 from agent.status import StatusView
+from agent.store import SqliteStore
+from market.mock import MarketRules, MockMarket
+from market.mock import PairingChecker as MarketPairingChecker
+from market.mock.pool import ChallengePool
+from market.wallet import Wallet
+from porep.prooftypes import proof_type
 
 __all__ = ["DRY_RUN_PROOF", "run_dry"]
 
@@ -35,15 +47,11 @@ DRY_RUN_PROOF = "StackedDrg2KiBV1_1"
 
 def _params(cache: Path, console: Any) -> Path:
     """The dev parameters directory, made (with a progress bar) when the 2KiB files are missing."""
-    from agent.proving.parameters import ensure_dev_params, params_paths
-    from porep.prooftypes import proof_type
-
     pt = proof_type(DRY_RUN_PROOF)
     directory = cache / "params-dev"
     if all(p.is_file() for p in params_paths(directory, pt)):
         ensure_dev_params(pt, directory, cache=cache)  # made here: recorded as checked (no point checks)
         return directory
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     console.print(f"making development parameters for {pt.name} once (cached in {directory})")
     with Progress(
@@ -66,8 +74,6 @@ def _params(cache: Path, console: Any) -> Path:
 
 
 def _view(agent: Agent, started: float) -> Any:
-    from rich.table import Table
-
     t = Table(title=f"psagent dry run — {time.perf_counter() - started:.0f} s", show_header=False)
     t.add_row("gate", agent.gate().line())
     counts = agent.store.counts()
@@ -84,7 +90,6 @@ async def _drive(agent: Agent, max_proofs: int, live: bool, console: Any) -> Run
     started = time.perf_counter()
     if not live:
         return await agent.run(max_proofs=max_proofs)
-    from rich.live import Live
 
     async with anyio.create_task_group() as tg:
         with Live(_view(agent, started), console=console, refresh_per_second=2) as view:
@@ -106,18 +111,6 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
     like ``psagent run`` (the prover from ``[prover]``, the client's timeouts and retries, the loops'
     settings), with the mock market's URL, a throwaway wallet, a temporary store, the development parameters
     and shorter intervals in place of the configured ones."""
-    from rich.console import Console
-
-    from agent import runtime
-    from agent.config import cache_dir
-    from agent.proving.parameters import params_paths
-    from agent.store import SqliteStore
-    from market.mock import MarketRules, MockMarket
-    from market.mock import PairingChecker as MarketPairingChecker
-    from market.mock.pool import ChallengePool
-    from market.wallet import Wallet
-    from porep.prooftypes import proof_type
-
     console = Console(stderr=True)
     cache = cache or cache_dir()
     params_dir = _params(cache, console)
@@ -171,9 +164,6 @@ def run_dry(settings: Settings, *, max_proofs: int = 1, cache: Path | None = Non
 def _serve(settings: Settings, metrics: AgentMetrics, view: StatusView, console: Any) -> Exporter | None:
     """The operator's listener as ``psagent run`` has it (``metrics.listen``); a dry run goes on without it
     when the address is taken (a running agent on this host), saying so."""
-    from agent import runtime
-    from agent.config import ConfigError
-
     try:
         exporter = runtime.start_metrics(settings, metrics, view)
     except ConfigError as e:

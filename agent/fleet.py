@@ -15,6 +15,10 @@ Every member runs the fetcher, provers and submitter; the store hands each row t
   capacity, so a fleet of three equal hosts keeps three times the work of one.
 
 With the SQLite store the fleet is this process alone: it always leads and the scale is 1.
+
+``gpu.device`` is imported where the devices are listed, not at the top: ``psagent status`` imports this
+module before it reads its configuration, which places Numba's kernel cache
+(``agent.cli.common.enable_kernel_cache``: numba reads that once, when it is first imported).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ log = logging.getLogger(__name__)
 def local_devices() -> tuple[str, ...]:
     """This host's CUDA devices as 'index: name', or ('cpu',) when there is no usable GPU."""
     try:
-        from gpu.device import devices
+        from gpu.device import devices  # numba: after the kernel-cache set-up
 
         found = tuple(f"{d.index}: {d.name}" for d in devices() if not d.simulated)
     except Exception:  # noqa: BLE001 - no driver means CPU proving

@@ -9,6 +9,9 @@ import sys
 import time
 from typing import Any, TextIO
 
+from rich.console import Console
+from rich.logging import RichHandler
+
 _STD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 _configured = False
 # Request signatures travel in query strings; one that never reached the market stays replayable for 60 s.
@@ -74,9 +77,6 @@ def make_handler(fmt: str = "auto", stream: TextIO | None = None) -> logging.Han
     human = fmt == "human" or (fmt == "auto" and stream.isatty())
     handler: logging.Handler
     if human:
-        from rich.console import Console
-        from rich.logging import RichHandler
-
         handler = RichHandler(console=Console(file=stream), show_path=False, rich_tracebacks=False)
         handler.setFormatter(logging.Formatter("%(message)s"))
     else:

@@ -41,13 +41,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "KINDS",
-    "PROOF_OUTCOMES",
-    "SUBMIT_OUTCOMES",
     "AgentMetrics",
     "DeviceLedger",
+    "KINDS",
+    "PROOF_OUTCOMES",
     "ProverMetrics",
     "QueueDepth",
+    "SUBMIT_OUTCOMES",
     "device_label",
 ]
 

@@ -4,20 +4,24 @@ Why here: the official directory is shared with the host's lotus / curio (they r
 psagent must never put development files there, and every tool that lists or loads parameters says which
 files are official (published name and digest, :mod:`porep.official_params`), which are development, and
 which are damaged. A digest reads the whole file (47 GB for 32GiB), so it is remembered by path, size and
-mtime (``params-digests.json`` in the cache directory), like :class:`agent.proving.parameters.CheckedParams`
-remembers the per-point check.
+mtime (``params-digests.json`` in the cache directory: a :class:`FileRecord`), like
+:class:`agent.proving.parameters.CheckedParams` remembers the per-point check.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import json
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 
-from agent.proving.parameters import FILECOIN_PARAMS_DIR, FileRecord
+from agent.config import FILECOIN_PARAMS_DIR, cache_dir, default_params_dir
+from gpu.files import atomic_write
 from porep.official_params import CHUNK, Verdict, classify, registry
 
 __all__ = [
+    "FileRecord",
     "ParamDigests",
     "fetch_hint",
     "official_dir_of",
@@ -29,10 +33,7 @@ __all__ = [
 def official_dirs() -> list[Path]:
     """Filecoin's parameter directories on this host: ``$FIL_PROOFS_PARAMETER_CACHE`` (when set) and
     ``/var/tmp/filecoin-proof-parameters`` (lotus' and curio's default), resolved."""
-    dirs = [Path(FILECOIN_PARAMS_DIR)]
-    env = os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
-    if env:
-        dirs.insert(0, Path(env))
+    dirs = dict.fromkeys([default_params_dir(), FILECOIN_PARAMS_DIR])
     return [d.expanduser().resolve() for d in dirs]
 
 
@@ -71,6 +72,42 @@ def fetch_hint(
     )
 
 
+class FileRecord:
+    """Facts about files, kept by resolved path in one JSON file of the cache directory and valid while a file
+    keeps its size and mtime: reading a 47 GB parameter file again to learn the same fact costs minutes. The
+    record is rewritten whole or not at all (``gpu.files``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def entries(self) -> dict[str, dict[str, object]]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def current(self, path: Path) -> dict[str, object] | None:
+        """What is recorded of ``path``, when it still has the recorded size and mtime."""
+        st = path.stat()
+        with self._lock:
+            rec = self.entries().get(str(path.resolve()))
+        if rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
+            return rec
+        return None
+
+    def put(self, path: Path, facts: Mapping[str, object]) -> dict[str, object]:
+        """Record ``facts`` of ``path`` as it is now (its size and mtime with them); returns the entry."""
+        st = path.stat()
+        entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **facts}
+        with self._lock:
+            entries = self.entries()
+            entries[str(path.resolve())] = entry
+            atomic_write(self.path, json.dumps(entries, indent=1) + "\n")
+        return entry
+
+
 class ParamDigests:
     """paramfetch digests (and BLAKE2b-256, computed in the same pass, for CheckedParams) of files, by path,
     size and mtime (``params-digests.json`` in the cache directory)."""
@@ -104,7 +141,5 @@ def verdict(path: Path, digests: ParamDigests | None = None) -> Verdict:
     if registry().get(path.name) is None:
         return classify(path)
     if digests is None:
-        from agent.config import cache_dir
-
         digests = ParamDigests(cache_dir())
     return classify(path, digest=digests.digests(path)[0])

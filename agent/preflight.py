@@ -5,6 +5,10 @@ Every refusal is a :class:`agent.config.ConfigError` (one line naming the key; t
 ``RestartPreventExitStatus=2`` keeps a bad configuration from restart-looping). ``run`` goes on to create the
 store and bind the metrics port; ``status`` only checks that it could (it never creates a store: a typo'd
 path must not turn into an empty queue that looks healthy).
+
+``gpu.device`` is imported where the devices are listed, not at the top: ``psagent status`` imports this
+module before it reads its configuration, which places Numba's kernel cache (numba reads that once, when
+first imported).
 """
 
 from __future__ import annotations
@@ -13,11 +17,16 @@ import errno
 import logging
 import os
 import socket
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.config import ConfigError, Settings
+from agent.host import nearest_existing
+from gpu.placement import Backend, GpuError
+from market.errors import WalletError
+from market.wallet import read_key_file
 
 if TYPE_CHECKING:
     from gpu.device import Device
@@ -37,9 +46,6 @@ __all__ = [
 
 def load_wallet(settings: Settings) -> Wallet:
     """The provider wallet from ``market.key_file``; its address must equal ``market.wallet`` when given."""
-    from market.errors import WalletError
-    from market.wallet import read_key_file
-
     m = settings.market
     if m.key_file is None:
         raise ConfigError("market.key_file: required to sign asks and submissions (psagent wallet new)")
@@ -63,9 +69,8 @@ def proving_devices(
     """The backend (``prover.backend``, ``auto`` decided by ``gpu.device.resolve_backend``) and, for CUDA,
     the devices ``prover.devices`` names ("all": every visible one); ConfigError naming the key when a
     device is not there. ``list_devices`` (tests): the devices visible, instead of the driver's."""
-    from gpu.device import devices as visible_devices
+    from gpu.device import devices as visible_devices  # numba: after the kernel-cache set-up
     from gpu.device import resolve_backend
-    from gpu.placement import Backend, GpuError
 
     p = settings.prover
     try:
@@ -120,9 +125,7 @@ def sqlite_path(settings: Settings) -> Path | None:
 def check_store_creatable(path: Path) -> None:
     """The SQLite store's directory exists and is writable, or can be created (its nearest existing parent
     is a writable directory)."""
-    anchor = path.parent
-    while not anchor.exists() and anchor != anchor.parent:
-        anchor = anchor.parent
+    anchor = nearest_existing(path.parent)
     where = f"store.url: cannot create the store directory {path.parent}"  # run's words (agent.store)
     if not anchor.is_dir():
         raise ConfigError(f"{where}: Not a directory ({anchor} is a file)")
@@ -130,8 +133,6 @@ def check_store_creatable(path: Path) -> None:
         raise ConfigError(f"{where}: Permission denied (no write access to {anchor})")
     # the permission bits can say yes where the file system says no (root in /proc or /sys, a read-only
     # mount): make and remove a directory where run would make the store's, as run's mkdir would fail
-    import tempfile
-
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".psagent-status-", dir=anchor))
     except OSError as exc:

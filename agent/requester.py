@@ -29,7 +29,7 @@ from typing import Protocol
 import anyio
 
 from agent.store import AskState, RequestState, Store, TransitionError, in_worker
-from market.errors import TooManyRequests
+from market.errors import MarketError, TooManyRequests
 from market.models import WorkAsk, WorkResponse
 
 __all__ = ["AskMarket", "RequestLoopSettings", "RoundResult", "request_loop", "request_round"]
@@ -203,8 +203,6 @@ async def request_loop(
     """Run rounds until cancelled (or ``max_rounds``). A failed poll (the client already retried it within its
     budget) is logged and the loop goes on at the backed-off interval: the loop itself never dies of a
     market fault."""
-    from market.errors import MarketError
-
     c = counters or LoopCounters()
     interval = settings.poll_interval_s
     while max_rounds is None or c.rounds < max_rounds:

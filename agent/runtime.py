@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EngineUnavailable",
+    "ServedProver",
     "StatusReport",
     "agent_settings",
     "build_agent",
@@ -63,7 +64,6 @@ __all__ = [
     "retry_policy",
     "run",
     "serve_engine",
-    "ServedProver",
     "start_metrics",
     "status_report",
 ]
@@ -188,19 +188,40 @@ def build_prover(
     ``official_only``: whether the gate refuses parameter files that are not the official ones (None: unless
     ``allow_development_params``; the dry run and the mock market pass False); ``jobs_per_device``: proofs
     admitted to a device at once (``bench e2e``'s steady state)."""
-    from agent.proving.prover import AdmittedProver
-
     p = settings.prover
     pipeline = build_pipeline(settings, params_dir=params_dir, cache=cache, list_devices=list_devices)
     porep, snap = p.accepted()
+    return _admitted(
+        settings, pipeline, (porep, snap, ()), metrics, jobs_per_device=jobs_per_device,
+        official_only=not p.allow_development_params if official_only is None else official_only,
+    )
+
+
+def _admitted(
+    settings: Settings,
+    pipeline: ProofPipeline,
+    accepted: tuple[Sequence[str], Sequence[str], Sequence[str]],
+    metrics: ProverMetrics | None,
+    *,
+    jobs_per_device: int = 1,
+    official_only: bool,
+) -> AdmittedProver:
+    """``pipeline`` behind admission as ``[prover]`` says (each device's budget its engine's, the pairing
+    check unless ``verify_before_submit``'s debug switch is set); ``accepted``: the (PoRep, update, PoSt)
+    proof type names whose parameters the warm-up loads; ``jobs_per_device`` and ``official_only`` as
+    ``AdmittedProver``'s."""
+    from agent.proving.prover import AdmittedProver
+
+    porep, snap, post = accepted
     return AdmittedProver(
         pipeline,
         accepted=porep,
         accepted_update=snap,
-        verify=p.verify_before_submit,
+        accepted_post=post,
+        verify=settings.prover.verify_before_submit,
         metrics=metrics,
         jobs_per_device=jobs_per_device,
-        official_only=not p.allow_development_params if official_only is None else official_only,
+        official_only=official_only,
     )
 
 
@@ -350,23 +371,19 @@ def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, *
     """The agent's pipeline (:func:`build_pipeline`, ``[prover]``) behind admission, as :func:`build_prover`
     makes it, except that the warm-up loads ``engine.preload``'s parameters and nothing restricts the proof
     types (``prover.accepted_proof_types`` is the market agent's: the engine proves what Curio sends, for
-    every size whose parameters it has). ``metrics``: where the prover records (GetMetrics serves them);
-    ``kw`` as build_pipeline's (tests: devices, cache)."""
+    every size whose parameters it has), and its gate does not refuse development parameter files
+    (``official_only`` off). ``metrics``: where the prover records (GetMetrics serves them); ``kw`` as
+    build_pipeline's (tests: devices, cache)."""
     from agent.cuzk.request import circuit_proof_type
-    from agent.proving.prover import AdmittedProver
-    from porep.post.params import PoStProofType
-    from porep.snap.params import UpdateProofType
+    from agent.proving.kind import WorkKind
 
-    p = settings.prover
     pts = [circuit_proof_type(c) for c in settings.engine.preload]
-    return AdmittedProver(
-        build_pipeline(settings, **kw),
-        accepted=[pt.name for pt in pts if not isinstance(pt, (UpdateProofType, PoStProofType))],
-        accepted_update=[pt.name for pt in pts if isinstance(pt, UpdateProofType)],
-        accepted_post=[pt.name for pt in pts if isinstance(pt, PoStProofType)],
-        verify=p.verify_before_submit,
-        metrics=metrics,
+    accepted = (
+        [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.POREP],
+        [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.SNAP],
+        [pt.name for pt in pts if WorkKind.of(pt).post_kind is not None],
     )
+    return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics, official_only=False)
 
 
 def serve_engine(settings: Settings, *, listen: str | None = None) -> None:

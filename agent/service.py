@@ -40,6 +40,7 @@ import os
 import secrets
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -48,6 +49,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
+from anyio import from_thread
+from anyio.lowlevel import current_token
 
 from agent.fleet import FleetMember
 from agent.metrics import AgentMetrics
@@ -65,6 +68,7 @@ from agent.stages import (
     submit_one,
 )
 from agent.store import AskState, RequestRow, RequestState, Store, in_worker
+from gpu.files import atomic_write
 from market.client import AlreadyAccepted
 from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 
@@ -106,11 +110,6 @@ async def _in_daemon_thread(fn: Callable[[], object]) -> None:
     """Run ``fn`` in a daemon thread and wait for it. Cancelling the wait abandons the thread, and a daemon
     thread does not hold the process at exit: a SIGTERM during a warm-up of minutes (loading parameters)
     ends the process after the drain instead of after the warm-up."""
-    import threading
-
-    from anyio import from_thread
-    from anyio.lowlevel import current_token
-
     token = current_token()
     done = anyio.Event()
     failure: list[BaseException] = []
@@ -157,22 +156,38 @@ GATE_STATES = ("starting", "warming", "open", "failed", "unhealthy", "stopping",
 
 def write_gate_file(path: Path, gate: Gate, *, pid: int | None = None) -> None:
     """The gate's state for ``psagent status`` (another process), written atomically with a timestamp."""
-    from gpu.files import atomic_write
-
     data = {**gate.as_json(), "pid": pid if pid is not None else os.getpid(), "written_at": time.time()}
     atomic_write(path, json.dumps(data) + "\n")
 
 
 @dataclass
 class RunSummary:
-    verified: int = 0
-    submitted: int = 0
-    paid_attofil: int = 0
-    failed: int = 0
-    gone: int = 0
+    """What a run did: the stages' counters, read as the totals an operator asks for."""
+
+    stages: StageCounters = field(default_factory=StageCounters)
     asks: int = 0
     seconds: float = 0.0
-    stages: StageCounters = field(default_factory=StageCounters)
+
+    @property
+    def verified(self) -> int:
+        return self.stages.proofs_ok
+
+    @property
+    def submitted(self) -> int:
+        """Submissions the market took (a 409 for one it already had counts: it was accepted before)."""
+        return self.stages.submitted + self.stages.already_accepted
+
+    @property
+    def paid_attofil(self) -> int:
+        return self.stages.paid_attofil
+
+    @property
+    def failed(self) -> int:
+        return self.stages.proofs_failed + self.stages.fetch_failed + self.stages.submit_failed
+
+    @property
+    def gone(self) -> int:
+        return self.stages.gone
 
     def line(self) -> str:
         return (
@@ -553,14 +568,4 @@ class Agent:
             await self.fleet.leave()
             background.cancel_scope.cancel()
         self._set_gate("stopped")
-        c = self.counters
-        return RunSummary(
-            verified=c.proofs_ok,
-            submitted=c.submitted + c.already_accepted,
-            paid_attofil=c.paid_attofil,
-            failed=c.proofs_failed + c.fetch_failed + c.submit_failed,
-            gone=c.gone,
-            asks=self.loop_counters.asks_created,
-            seconds=time.perf_counter() - t0,
-            stages=c,
-        )
+        return RunSummary(self.counters, self.loop_counters.asks_created, time.perf_counter() - t0)

@@ -22,6 +22,7 @@ Work this agent cannot prove is recorded as failed with the reason, never silent
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -35,7 +36,7 @@ import anyio
 from agent.proving.pipeline import ProofCancelled
 from agent.proving.prover import Proven
 from agent.proving.verifier import VerifyReport
-from agent.proving.work import Work, WorkError, WorkKind
+from agent.proving.work import JobId, Work, WorkError, WorkKind
 from agent.store import (
     Payment,
     RequestRow,
@@ -77,8 +78,6 @@ class Prover(Protocol):
 
 
 def _takes_cancel(prover: Prover) -> bool:
-    import inspect
-
     try:
         return "cancel" in inspect.signature(prover.prove).parameters
     except (TypeError, ValueError):
@@ -277,7 +276,7 @@ async def _prove_claimed(
             return await in_worker(
                 store.transition, row.row_id, S.PROVING, S.FAILED, error=f"check: {e}", owner=settings.owner
             )
-    job_id = work.job_id(row.row_id, row.attempts)
+    job_id = JobId.for_request(work, row.row_id, row.attempts)
     t0 = time.perf_counter()
     watch = _Watch(store, row, settings, clock)
     try:

@@ -6,8 +6,9 @@
 #              order spent the 230 s on compiling NTT tests): tests/gpu/groth16/test_groth16_prove.py (CUDA == CPU proof
 #              bytes; a 300,000-constraint synthetic circuit set up, proved on the GPU and verified with pyblst),
 #              then tests/gpu/ntt/test_ntt.py (CUDA vs CPU up to 2^22, every order/direction/coset); TESTS_S = limit
-#     ab       Fq/Fr mul and G1 madd throughput with PSAGENT_PTX=0 and =1 (generated limb code vs PTX carry chains)
-#     mul      the same with PSAGENT_PTX_MUL=cios and =evenodd (row-wise CIOS vs even/odd split PTX product)
+#     ab       Fq/Fr mul and G1 madd throughput with PSAGENT_PROVER__PTX=off and =evenodd (generated limb code vs PTX
+#              carry chains; runs named 0 and 1)
+#     mul      the same with PSAGENT_PROVER__PTX=cios and =evenodd (row-wise CIOS vs even/odd split PTX product)
 #     xfer     host -> device copy rates (benchmarks/transfer_bench.py, XFER_GIB GiB): memcpy, pageable, staging, pinned
 #     ntt      psagent bench ntt --backend cuda, 2^20 2^22 2^24 2^27 with the H step (checked vs CPU <= 2^22)
 #     prove20  psagent bench prove, 2^20 - 16 constraints (domain 2^20), real setup, proofs verified (pyblst)
@@ -39,7 +40,7 @@ if ! python3 -c "import numpy, pyblst, pytest; assert numpy.__version__ < '2.5'"
     fi
 fi
 export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 PSAGENT_REAL_CUDA=1 PSAGENT_NUMBA_CACHE=1
-export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/psagent-numba-cache-ptx${PSAGENT_PTX:-1}${PSAGENT_PTX_MUL:-}}  # the cache does not see PSAGENT_PTX*
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/psagent-numba-cache-ptx-${PSAGENT_PROVER__PTX:-evenodd}}  # the cache does not see the PTX choice
 unset NUMBA_ENABLE_CUDASIM
 B=(python3 benchmarks/groth16_bench.py)  # the code of `psagent bench ntt|prove`, without typer/pydantic
 
@@ -72,14 +73,15 @@ print('numba', numba.__version__, 'numpy', numpy.__version__, 'numba-cuda', numb
                    -k "${TESTS_K:-cuda or large or upload or batch or pinned}" \
                    --durations=15 ;;
         ab) for v in 0 1; do  # PTX carry-chain Montgomery product off/on (gpu.arith.montgomery_ptx); own Numba caches
-                run field$v 90 env PSAGENT_PTX=$v NUMBA_CACHE_DIR=/tmp/psagent-ab$v python3 benchmarks/gpu_bench.py \
+                ptx=off; [[ $v == 1 ]] && ptx=evenodd
+                run field$v 90 env PSAGENT_PROVER__PTX=$ptx NUMBA_CACHE_DIR=/tmp/psagent-ab$v python3 benchmarks/gpu_bench.py \
                     field --json "$WORK/field$v.json"
-                run madd$v 90 env PSAGENT_PTX=$v NUMBA_CACHE_DIR=/tmp/psagent-ab$v python3 benchmarks/madd_quick.py 20 32
+                run madd$v 90 env PSAGENT_PROVER__PTX=$ptx NUMBA_CACHE_DIR=/tmp/psagent-ab$v python3 benchmarks/madd_quick.py 20 32
             done ;;
         mul) for v in cios evenodd; do  # the two PTX Montgomery products (gpu.arith.montgomery_ptx); own Numba caches
-                run field-$v 90 env PSAGENT_PTX_MUL=$v NUMBA_CACHE_DIR=/tmp/psagent-mul-$v python3 benchmarks/gpu_bench.py \
+                run field-$v 90 env PSAGENT_PROVER__PTX=$v NUMBA_CACHE_DIR=/tmp/psagent-mul-$v python3 benchmarks/gpu_bench.py \
                     field --json "$WORK/field-$v.json"
-                run madd-$v 90 env PSAGENT_PTX_MUL=$v NUMBA_CACHE_DIR=/tmp/psagent-mul-$v python3 benchmarks/madd_quick.py 20 32
+                run madd-$v 90 env PSAGENT_PROVER__PTX=$v NUMBA_CACHE_DIR=/tmp/psagent-mul-$v python3 benchmarks/madd_quick.py 20 32
             done ;;
         xfer) run xfer 90 python3 benchmarks/transfer_bench.py --gib ${XFER_GIB:-2} --reps 3 --json "$WORK/xfer.json" ;;
         ntt) run ntt 120 "${B[@]}" ntt --backend cuda --sizes 20,22,24,27 --h-step --reps 5 --warmup 1 \

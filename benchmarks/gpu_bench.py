@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agent.config import engine_options  # noqa: E402
 from gpu.options import configure  # noqa: E402
 
-configure(engine_options())  # PSAGENT_PTX / PSAGENT_PTX_MUL / PSAGENT_CPU_THREADS, before anything compiles
+configure(engine_options())  # PSAGENT_PROVER__PTX, PSAGENT_NUMBA_CACHE, ...: before anything compiles
 
 from gpu.bench.primitives import bench_curve, bench_field, bench_msm, environment  # noqa: E402
 

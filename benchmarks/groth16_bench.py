@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _kernel_cache  # noqa: E402,F401  (PSAGENT_NUMBA_CACHE as an engine option, before gpu compiles)
 
 
 def _progress(msg: str) -> None:

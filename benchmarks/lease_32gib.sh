@@ -35,7 +35,7 @@
 #   p2k     (cuda) `params generate --sector-size 2KiB --backend cuda --test-seed 7`
 #   paths   (cuda) benchmarks/device_paths.py on the 2KiB C1: host vs device parameter load, host vs device
 #           SpMV (and the CPU backend with PATHS_CPU=1); all proofs the same bytes and verified. A failure turns the failing device
-#           path off for the rest (PSAGENT_DEVICE_SPMV / PSAGENT_PARAMS_TO_DEVICE)
+#           path off for the rest (PSAGENT_PROVER__DEVICE_SPMV / PSAGENT_PROVER__PARAMS_TO_DEVICE)
 #   plan    `bench e2e --plan-only`: host and device bytes per stage, computed by the admission formulas
 #   params  `params generate --sector-size SIZE --backend BACKEND --test-seed 7` (disk checked first)
 #   e2e     `bench e2e`: cold, WARM warm proofs, STEADY more with INFLIGHT in flight, every proof verified and
@@ -118,11 +118,11 @@ drive() {
     local update=() sector=(--miner 1000 --sector 1)
     [[ $KIND == snap ]] && update=(--update) && sector=()
     local pt="StackedDrg${SIZE}V1_1"
-    export PSAGENT_DEVICE_SPMV=${PSAGENT_DEVICE_SPMV:-1} PSAGENT_PARAMS_TO_DEVICE=${PSAGENT_PARAMS_TO_DEVICE:-1}
+    export PSAGENT_PROVER__DEVICE_SPMV=${PSAGENT_PROVER__DEVICE_SPMV:-1} PSAGENT_PROVER__PARAMS_TO_DEVICE=${PSAGENT_PROVER__PARAMS_TO_DEVICE:-1}
     # a lent machine's memory may show as available only as it is used (device README): the setup's memory
     # check warns instead of refusing there; the plan step prints the figures
     export PSAGENT_SETUP_MEMORY_CHECK=${PSAGENT_SETUP_MEMORY_CHECK:-warn}
-    [[ $BACKEND == cpu ]] && export PSAGENT_DEVICE_SPMV=0 PSAGENT_PARAMS_TO_DEVICE=0
+    [[ $BACKEND == cpu ]] && export PSAGENT_PROVER__DEVICE_SPMV=0 PSAGENT_PROVER__PARAMS_TO_DEVICE=0
 
     if has env; then
         { date -u; nvidia-smi 2>&1 | head -15; "$PY" -c "import sys, numpy, numba; print(sys.version); \
@@ -189,12 +189,12 @@ r = json.load(open(sys.argv[1]))
 ok = lambda k: r["equal"].get(k) and r["verified"].get(k)
 spmv = ok("host key + device SpMV") and ok("device key + device SpMV")
 load = ok("device key + host SpMV") and ok("device key + device SpMV")
-print(f"PSAGENT_DEVICE_SPMV={1 if spmv else 0} PSAGENT_PARAMS_TO_DEVICE={1 if load else 0}")
+print(f"PSAGENT_PROVER__DEVICE_SPMV={1 if spmv else 0} PSAGENT_PROVER__PARAMS_TO_DEVICE={1 if load else 0}")
 EOF
                 export $(cat "$W/paths.flags")
                 note "device paths: $(cat "$W/paths.flags")"
             else
-                export PSAGENT_DEVICE_SPMV=0 PSAGENT_PARAMS_TO_DEVICE=0
+                export PSAGENT_PROVER__DEVICE_SPMV=0 PSAGENT_PROVER__PARAMS_TO_DEVICE=0
                 note "device paths: no result, both off"
             fi
         else
@@ -216,7 +216,7 @@ EOF
         local need stem
         read -r need stem < <("$PY" - "$SIZE" "$KIND" 2>>"$W/summary.log" <<'EOF'
 import sys
-from agent.proving.pipeline import sizes_of
+from agent.proving.plan import sizes_of
 from gpu.groth16.plan import params_file_bytes
 if sys.argv[2] == "snap":
     from porep.snap.params import update_proof_type
@@ -249,7 +249,7 @@ EOF
         result params_file 0 0 "\"bytes\": $(stat -c %s "$PARAMS_DIR/$stem.params"), \
 \"dir\": \"$PARAMS_DIR\", \"rss_gib\": \"$(peak_rss params)\""
     fi
-    if has e2e && [[ $SIZE == 32GiB || $SIZE == 64GiB ]] && [[ $BACKEND == cuda && $PSAGENT_PARAMS_TO_DEVICE != 1 ]]; then
+    if has e2e && [[ $SIZE == 32GiB || $SIZE == 64GiB ]] && [[ $BACKEND == cuda && $PSAGENT_PROVER__PARAMS_TO_DEVICE != 1 ]]; then
         note "e2e: skipped: without the device parameter load the host decodes ~47 GB (~1000 s at 2KiB's rate)"
         result e2e 1 0 "\"why\": \"device parameter load failed its check\""
         STEPS=${STEPS/e2e/}

@@ -1,5 +1,5 @@
 """Parameter load straight to the device (gpu.groth16.params_device.load_to_device +
-ProvingKey.from_device_parameters, the agent's PSAGENT_PARAMS_TO_DEVICE=1 path) against the host reader
+ProvingKey.from_device_parameters, the agent's prover.params_to_device path) against the host reader
 (Parameters.read without the subgroup check + ProvingKey's upload, the default): load and key times, one proof
 with each key for the same r, s and the same assignment (the bytes must be equal: exit 1 otherwise), and the
 host RSS peak of each, each mode in its own process so that the peaks are its own.
@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _kernel_cache  # noqa: F401  (PSAGENT_NUMBA_CACHE as an engine option, before gpu compiles)
 
 
 def _peak_rss() -> int:

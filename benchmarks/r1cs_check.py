@@ -122,12 +122,12 @@ def main() -> int:
     from gpu.arith.fields import fr_from_ints, fr_to_ints
     from gpu.arith.fields.constants import R_MODULUS
     from porep.c1 import SealCommitPhase1Output
-    from porep.c1.sparse import sparse_c1_arrays, sparse_sector
     from porep.circuit import pce
     from porep.circuit.partition import partition_assignment, partition_r1cs
     from porep.circuit.stacked import CircuitShape
     from porep.ids import prover_id
     from porep.prooftypes import proof_type
+    from porep.sdr.sparse import sparse_c1_arrays, sparse_sector
     from porep.sdr.vanilla_verify import verify_c1
 
     pt = proof_type(f"StackedDrg{a.sector_size}V1_1")

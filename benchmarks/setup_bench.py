@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 import time
 
+import _kernel_cache  # noqa: F401  (PSAGENT_NUMBA_CACHE as an engine option, before gpu compiles)
+
 
 def _synthetic(logn: int):  # type: ignore[no-untyped-def]
     from gpu.groth16.synthetic import SyntheticCircuit

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import _kernel_cache  # noqa: F401  (PSAGENT_NUMBA_CACHE as an engine option, before gpu compiles)
 import numpy as np
 
 if TYPE_CHECKING:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _kernel_cache  # noqa: E402,F401  (PSAGENT_NUMBA_CACHE as an engine option, before gpu compiles)
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402
 

@@ -1,12 +1,14 @@
 """The engine's options as one value: how it computes, decided by its caller, never read from the environment.
 
-:class:`EngineOptions` holds every switch the engine has. Two of them act per engine (``device_spmv``: A·w,
+:class:`EngineOptions` holds every switch the engine has. Four of them act per engine (``device_spmv``: A·w,
 B·w, C·w evaluated on the device from matrices resident on the proving key; ``params_to_device``: parameter
-files decoded straight onto the device): they are passed to the agent's engine with the rest of the record.
-Two act per process and must be set before the arithmetic is compiled (``ptx``: which Montgomery product the
-CUDA kernels inline; ``cpu_threads``: the host thread pool's width): :func:`configure` sets them once, before
-``gpu.arith``'s field modules are imported, and :func:`process` is what the arithmetic reads. The on-disk
-kernel cache is keyed by :meth:`EngineOptions.cache_tag`, because Numba's own key does not see the PTX choice.
+files decoded straight onto the device; ``device_memory``: the engine's device budget; ``layout``: how a proof
+is laid out in it): they are passed to the agent's engine with the rest of the record.
+Three act per process and must be set before the arithmetic is compiled (``ptx``: which Montgomery product the
+CUDA kernels inline; ``cpu_threads``: the host thread pool's width; ``kernel_cache``: Numba's on-disk cache of
+compiled code, in numba's ``NUMBA_CACHE_DIR``): :func:`configure` sets them once, before ``gpu.arith``'s field
+modules are imported, and :func:`process` is what the arithmetic reads. The on-disk kernel cache is keyed by
+:meth:`EngineOptions.cache_tag`, because Numba's own key does not see the PTX choice.
 
 Defaults: ``DEVICE_PATHS`` is the one line that turns both device paths on or off by default (off until they
 have run on a GPU). Imports nothing (layer 0, beside ``gpu.placement``).
@@ -17,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-__all__ = ["DEVICE_PATHS", "LAYOUT_NAMES", "EngineOptions", "LayoutName", "Ptx", "configure", "process"]
+__all__ = ["DEVICE_PATHS", "EngineOptions", "LAYOUT_NAMES", "LayoutName", "Ptx", "configure", "process"]
 
 DEVICE_PATHS = False  # device SpMV and parameters decoded on the device, by default (flip when run on a GPU)
 
@@ -32,14 +34,18 @@ class EngineOptions:
     """``device_spmv`` / ``params_to_device``: CUDA only (the CPU engine ignores them); ``ptx``: the CUDA
     kernels' Montgomery product (``evenodd`` split PTX, row-wise ``cios`` PTX, or ``off``: the generated limb
     code); ``cpu_threads``: host threads for the CPU kernels (0: every CPU this process may use);
-    ``device_memory``: the device bytes the engine may allocate, key included (0: the free memory once the
-    context is up and every kernel has run once, less a reserve); ``layout``: the memory layout
-    (``gpu.groth16.plan``; ``auto``: the first that fits the budget, resident before streamed)."""
+    ``kernel_cache``: compiled code cached on disk (off by default: Numba keys a cache entry by the caching
+    function's own file, so an edit of the code it inlines would be missed; whoever turns it on gives each
+    source and setting its own directory); ``device_memory``: the device bytes the engine may allocate, key
+    included (0: the free memory once the context is up and every kernel has run once, less a reserve);
+    ``layout``: the memory layout (``gpu.groth16.plan``; ``auto``: the first that fits the budget, resident
+    before streamed)."""
 
     device_spmv: bool = DEVICE_PATHS
     params_to_device: bool = DEVICE_PATHS
     ptx: Ptx = "evenodd"
     cpu_threads: int = 0
+    kernel_cache: bool = False
     device_memory: int = 0
     layout: LayoutName = "auto"
 
@@ -60,7 +66,8 @@ class EngineOptions:
 
     def same_process(self, other: EngineOptions) -> bool:
         """Whether ``other`` asks for the same per-process settings (the per-engine ones may differ)."""
-        return (self.ptx, self.cpu_threads) == (other.ptx, other.cpu_threads)
+        mine = (self.ptx, self.cpu_threads, self.kernel_cache)
+        return mine == (other.ptx, other.cpu_threads, other.kernel_cache)
 
 
 _process = EngineOptions()
@@ -68,7 +75,8 @@ _frozen = False  # set once the arithmetic has read the per-process options
 
 
 def configure(options: EngineOptions) -> None:
-    """Set the per-process options (``ptx``, ``cpu_threads``) before the arithmetic is compiled. Once the
+    """Set the per-process options (``ptx``, ``cpu_threads``, ``kernel_cache``) before the arithmetic is
+    compiled. Once the
     field modules were imported, a different PTX choice is refused (those kernels are compiled already)."""
     global _process
     if _frozen and options.ptx != _process.ptx:

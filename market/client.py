@@ -59,7 +59,7 @@ from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 from market.proofdata import ProofData
 from market.signing import DST_WORK_ASK, DST_WORK_COMPLETE, DST_WORK_WITHDRAW, Signer, sign_request
 
-__all__ = ["MAINNET_URL", "AlreadyAccepted", "MarketClient", "RetryPolicy"]
+__all__ = ["AlreadyAccepted", "MAINNET_URL", "MarketClient", "RetryPolicy"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

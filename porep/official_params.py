@@ -20,9 +20,9 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
-    "OFFICIAL",
     "DAMAGED",
     "DEVELOPMENT",
+    "OFFICIAL",
     "OfficialFile",
     "Registry",
     "Verdict",

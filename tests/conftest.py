@@ -20,6 +20,11 @@ os.environ.setdefault("PSAGENT_NUMBA_CACHE", "0")
 
 import pytest  # noqa: E402
 
+from gpu.options import EngineOptions, configure  # noqa: E402  (imports nothing: numba stays unloaded)
+
+# gpu reads no PSAGENT_* variable: the kernel cache is an engine option, given here as the CLI gives it.
+configure(EngineOptions(kernel_cache=os.environ["PSAGENT_NUMBA_CACHE"] == "1"))
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("PSAGENT_FIXTURES", REPO.parent / "shared" / "fixtures")).resolve()
 

@@ -5,13 +5,15 @@ so a violation fails even if it sits in code no other test executes:
 * packages: agent → market/porep → gpu, nothing upward; market proper does not use gpu (market.mock may);
 * porep uses only gpu's arithmetic layer (gpu.arith) and its file helper (gpu.files); porep.circuit and the
   Snap and PoSt recorders and seams may also use gpu.groth16's R1CS/prover;
-* inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith <
+* inside gpu a module imports its own part and lower layers only (gpu.placement < gpu.arith < gpu.memory <
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
-* inside agent likewise (AGENT_RANK): agent.proving.parameters < the leaves (config, store, admission, …)
-  < the parameter files' kinds and the preflight checks < the proving wing (agent.proving: work/engine
-  < verifier < pipeline < prover) < the request stages, requester and fleet < the service and the proving
-  engine's (agent.cuzk: request/metrics/scheduler/stubs < jobs < server) < the composition root
-  (agent.runtime) < the dry run and doctor < the CLI;
+* inside porep likewise (POREP_RANK): the vocabulary (ids, fr32, official_params < prooftypes, commcid)
+  < the hashes and the C1 < Stacked DRG and the StackedDRG circuit < SnapDeals < PoSt;
+* inside agent likewise (AGENT_RANK): the leaves (host < config, store, admission, progress, …) < the
+  parameter files' kinds and the preflight checks < the proving wing (agent.proving: kind < work/engine/
+  schedule/parameters/plan < verifier/circuits < result < pipeline < prover) < the request stages, requester
+  and fleet < the service and the proving engine's (agent.cuzk: request/metrics/scheduler/stubs < jobs
+  < server) < the composition root (agent.runtime) < the dry run and doctor < the CLI;
 * no import cycles between modules (a submodule importing its own package's ``__init__`` excepted).
 """
 
@@ -43,6 +45,7 @@ GPU_RANK = {
     "gpu.arith._generated": (0, 1),
     "gpu.arith.fields": (0, 2),
     "gpu.arith": (0, 3),
+    "gpu.memory": (0, 4),  # the per-device ledger of allocations (the MSM, the prover and its budget use it)
     "gpu.curves": (1,),
     "gpu.device": (1,),
     "gpu.transfer": (1,),
@@ -62,7 +65,7 @@ AGENT_RANK = {
     "agent.store": (0,),
     "agent.exporter": (0,),
     "agent.statuspage": (0,),
-    "agent.host": (0,),
+    "agent.host": (-1,),  # what the host has and what a proof used: below admission's host budget
     "agent.progress": (0,),  # stage events to lines at a cadence (duck-typed: imports nothing of ours)
     # above the configuration: the parameter files' kinds (official / development) and what `run` refuses
     # before it starts (shared with `status --config`)
@@ -70,12 +73,17 @@ AGENT_RANK = {
     "agent.preflight": (0, 5),
     "agent.metrics": (1,),
     "agent.proving": (1, 9),
-    "agent.proving.work": (1, 0),
-    "agent.proving.parameters": (-1,),  # a leaf: the configuration takes its default directory from it
-    "agent.proving.engine": (1, 0),
-    "agent.proving.verifier": (1, 1),
-    "agent.proving.pipeline": (1, 2),
-    "agent.proving.prover": (1, 3),
+    "agent.proving.kind": (1, 0),
+    "agent.proving.work": (1, 1),
+    "agent.proving.engine": (1, 1),
+    "agent.proving.schedule": (1, 1),
+    "agent.proving.parameters": (1, 1),
+    "agent.proving.plan": (1, 1),
+    "agent.proving.verifier": (1, 2),
+    "agent.proving.circuits": (1, 2),
+    "agent.proving.result": (1, 3),
+    "agent.proving.pipeline": (1, 4),
+    "agent.proving.prover": (1, 5),
     "agent.requester": (1,),
     "agent.stages": (2,),
     "agent.fleet": (2,),
@@ -93,6 +101,21 @@ AGENT_RANK = {
     "agent.dryrun": (5,),
     "agent.doctor": (5,),
     "agent.cli": (6,),
+}
+# porep's layers: the longest matching prefix names a part and its rank; every porep module must have one.
+POREP_RANK = {
+    "porep": (9,),  # the package's own __init__: nothing imports it
+    "porep.ids": (0, 0),
+    "porep.fr32": (0, 0),
+    "porep.official_params": (0, 0),
+    "porep.prooftypes": (0, 1),
+    "porep.commcid": (0, 1),
+    "porep.hashes": (1,),
+    "porep.c1": (1,),  # what a C1 is (models, codec); making one from a sector is porep.sdr's
+    "porep.sdr": (2,),
+    "porep.circuit": (2,),
+    "porep.snap": (3,),
+    "porep.post": (4,),  # WinningPoSt / WindowPoSt: shares the MerkleProof wire and checks with SnapDeals
 }
 # gpu.files (whole-or-nothing files, imports nothing) serves porep's caches too: one helper for both layers
 PUBLIC_GPU_FOR_POREP = ("gpu.arith", "gpu.files")
@@ -146,6 +169,11 @@ def _gpu_part(module: str) -> str:
     return max((p for p in GPU_RANK if _under(module, (p,))), key=len)
 
 
+def _porep_part(module: str) -> str | None:
+    parts = [p for p in POREP_RANK if _under(module, (p,))]
+    return max(parts, key=len) if parts else None
+
+
 def _agent_part(module: str) -> str | None:
     """The most specific AGENT_RANK entry of ``module`` (``agent`` itself only for the package)."""
     parts = [p for p in AGENT_RANK if p != "agent" and _under(module, (p,))]
@@ -169,6 +197,12 @@ def rule_broken(importer: str, imported: str) -> str | None:
         a, b = _gpu_part(importer), _gpu_part(imported)
         if a != b and not GPU_RANK[b] < GPU_RANK[a]:
             return f"{a} (layer {GPU_RANK[a]}) must not import {b} (layer {GPU_RANK[b]})"
+    if src == "porep" and dst == "porep":
+        qa, qb = _porep_part(importer), _porep_part(imported)
+        if qa is None or qb is None:
+            return f"{importer if qa is None else imported} has no layer in POREP_RANK"
+        if qa != qb and not POREP_RANK[qb] < POREP_RANK[qa]:
+            return f"{qa} (layer {POREP_RANK[qa]}) must not import {qb} (layer {POREP_RANK[qb]})"
     if src == "agent" and dst == "agent":
         pa, pb = _agent_part(importer), _agent_part(imported)
         if pa is None or pb is None:
@@ -251,6 +285,11 @@ def test_every_agent_module_has_a_layer() -> None:
     assert not unranked, f"give these a layer in AGENT_RANK: {unranked}"
 
 
+def test_every_porep_module_has_a_layer() -> None:
+    unranked = [m for m in module_names(REPO) if m.split(".")[0] == "porep" and _porep_part(m) is None]
+    assert not unranked, f"give these a layer in POREP_RANK: {unranked}"
+
+
 PLANTED = {
     "gpu/ntt/bad.py": ("from gpu.groth16.prover import prove\n", "gpu.ntt (layer (2,)) must not import"),
     "gpu/msm/side.py": (
@@ -272,7 +311,7 @@ PLANTED = {
     ),
     "agent/proving/work.py": (
         "from agent.proving.pipeline import ProofPipeline\n",
-        "agent.proving.work (layer (1, 0)) must not import agent.proving.pipeline",
+        "agent.proving.work (layer (1, 1)) must not import agent.proving.pipeline",
     ),
     "agent/stages.py": ("from agent.runtime import agent_settings\n", "agent.stages (layer (2,)) must not"),
     "agent/store.py": ("from agent.cli.common import fail\n", "agent.store (layer (0,)) must not import"),
@@ -283,6 +322,51 @@ PLANTED = {
     "agent/paramfiles.py": (
         "from agent.proving.pipeline import ProofPipeline\n",
         "agent.paramfiles (layer (0, 5)) must not import agent.proving.pipeline",
+    ),
+    # the arrows #48 took out: the configuration and the parameter files' kinds below the proving wing, the
+    # sparse sector (SDR work) beside the vanilla proofs and not in the C1 package
+    "agent/config.py": (
+        "from agent.proving.parameters import params_paths\n",
+        "agent.config (layer (0,)) must not import agent.proving.parameters",
+    ),
+    "agent/host.py": ("def f():\n    from agent.admission import HostBudget\n", "agent.host (layer (-1,))"),
+    "agent/preflight.py#2": (
+        "from agent.proving.parameters import CheckedParams\n",
+        "agent.preflight (layer (0, 5)) must not import agent.proving.parameters",
+    ),
+    "porep/c1/sparse.py": (
+        "from porep.sdr import challenges\n",
+        "porep.c1 (layer (1,)) must not import porep.sdr",
+    ),
+    "porep/c1/made.py": ("def f():\n    from porep.hashes import poseidon\n", "porep.c1 (layer (1,))"),
+    "porep/ids.py": ("from porep.prooftypes import ProofType\n", "porep.ids (layer (0, 0)) must not import"),
+    "porep/circuit/z.py": ("from porep.snap import params\n", "porep.circuit (layer (2,)) must not import"),
+    # the rooms that came with device memory, progress, the engine's priorities and PoSt
+    "porep/snap/up.py": (
+        "from porep.post.params import PoStProofType\n",
+        "porep.snap (layer (3,)) must not import porep.post",
+    ),
+    "porep/post/up.py": ("from agent.proving.work import Work\n", "porep must not import agent"),
+    "gpu/memory.py": (
+        "from gpu.device import Device\n",
+        "gpu.memory (layer (0, 4)) must not import gpu.device",
+    ),
+    "gpu/arith/ledger.py": ("import gpu.memory\n", "gpu.arith (layer (0, 3)) must not import gpu.memory"),
+    "gpu/groth16/budget.py": (
+        "def f():\n    from gpu.bench import run\n",
+        "gpu.groth16 (layer (3,)) must not import gpu.bench",
+    ),
+    "agent/progress.py": (
+        "from agent.proving.result import StageEvent\n",
+        "agent.progress (layer (0,)) must not import agent.proving.result",
+    ),
+    "agent/cuzk/scheduler.py": (
+        "from agent.cuzk.jobs import Jobs\n",
+        "agent.cuzk.scheduler (layer (3, 0)) must not import agent.cuzk.jobs",
+    ),
+    "agent/proving/circuits.py": (
+        "from agent.proving.pipeline import ProofPipeline\n",
+        "agent.proving.circuits (layer (1, 2)) must not import agent.proving.pipeline",
     ),
 }
 ALLOWED = {
@@ -309,10 +393,15 @@ NAMED = (
     "gpu/arith/fields/__init__.py",
     "gpu/arith/cpupool.py",
     "porep/hashes/merkle.py",
+    "porep/hashes/poseidon.py",
+    "porep/sdr/challenges.py",
+    "porep/snap/params.py",
+    "porep/prooftypes.py",
+    "agent/proving/parameters.py",
+    "agent/admission.py",
     "agent/cli/__init__.py",
     "agent/cli/common.py",
     "agent/service.py",
-    "agent/admission.py",
     "agent/proving/pipeline.py",
 )
 
@@ -342,8 +431,9 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize("rel", sorted(PLANTED))
 def test_a_planted_violation_fails(tmp_path: Path, rel: str) -> None:
     text, why = PLANTED[rel]
-    bad = violations(_tree(tmp_path, {rel: text}))
-    assert len(bad) == 1 and bad[0].startswith(rel) and why in bad[0], bad
+    path = rel.partition("#")[0]  # "file#n": a further case planted in the same file
+    bad = violations(_tree(tmp_path, {path: text}))
+    assert len(bad) == 1 and bad[0].startswith(path) and why in bad[0], bad
 
 
 def test_allowed_imports_pass(tmp_path: Path) -> None:
@@ -354,3 +444,29 @@ def test_a_planted_cycle_fails(tmp_path: Path) -> None:
     files = {"porep/a.py": "def f():\n    from porep import b\n", "porep/b.py": "import porep.a\n"}
     tree = _tree(tmp_path, files)
     assert violations(tree) == ["import cycle: porep.a ↔ porep.b"]
+
+
+# Modules a command imports before it reads its configuration, whose engine options place Numba's kernel cache
+# (agent.cli.common.enable_kernel_cache; numba reads NUMBA_CACHE_DIR once, when first imported): they import
+# what loads numba inside functions, the only function-local imports of ours kept for that reason.
+BEFORE_THE_KERNEL_CACHE = (
+    "agent.cli",
+    "agent.config",
+    "agent.fleet",
+    "agent.preflight",
+    "agent.proving.parameters",
+    "agent.proving.plan",
+    "agent.proving.verifier",
+)
+
+
+def test_what_a_command_imports_before_its_configuration_loads_no_numba() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        f"import sys\nimport {', '.join(BEFORE_THE_KERNEL_CACHE)}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

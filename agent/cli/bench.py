@@ -374,7 +374,7 @@ def run_e2e(
     and whether every proof verified."""
     import json
 
-    from agent.admission import new_job_id
+    from agent.proving.work import JobId
 
     rows: list[dict[str, Any]] = []
     verified = [True]
@@ -393,7 +393,7 @@ def run_e2e(
             echo(_e2e_human(row) if "proof_type" in row else json.dumps(row))
 
     for i in range(1 + warm_runs):
-        result = prover.prove_now(work, new_job_id("bench-e2e"))
+        result = prover.prove_now(work, JobId.fresh("bench-e2e"))
         record({"run": "cold" if i == 0 else f"warm{i}", **result.as_json()}, result)
     if steady:
         _steady(prover, work, in_flight, steady, record)
@@ -413,7 +413,7 @@ def _steady(
 
     import anyio
 
-    from agent.admission import new_job_id
+    from agent.proving.work import JobId
 
     results: list[ProofResult | None] = [None] * count
 
@@ -422,7 +422,7 @@ def _steady(
 
         async def one(i: int) -> None:
             async with limiter:
-                proven = await prover.prove(work, new_job_id("bench-steady"))
+                proven = await prover.prove(work, JobId.fresh("bench-steady"))
                 results[i] = proven.result
 
         async with anyio.create_task_group() as tg:
@@ -477,10 +477,10 @@ def _print_plan(work: Work, params_path: Path, backend: Backend, settings: Setti
     allocated), checked against the parameter file's sections when the file exists; on a GPU the budget is
     the engine's (``prover.device_memory_gib``, else the free memory once the kernels have run), and the
     verdict is against it."""
-    import os
 
     from agent.cli.common import EXIT_USAGE, fail, resolve_backend, use_engine_options
-    from agent.proving.pipeline import memory_plan_of
+    from agent.host import mem_total
+    from agent.proving.plan import memory_plan_of
     from gpu.groth16.plan import LayoutError, overheads, plan_totals
 
     options = use_engine_options(settings)
@@ -537,11 +537,9 @@ def _print_plan(work: Work, params_path: Path, backend: Backend, settings: Setti
         for ph in lay.phases():
             parts = ", ".join(f"{k} {v / gb:.2f}" for k, v in ph.buffers.items())
             typer.echo(f"    {ph.name:<10} {(base + ph.bytes) / gb:7.2f} GB  ({parts})")
-    try:
-        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    mem = mem_total()
+    if mem is not None:
         typer.echo(f"  host memory here: {mem / gb:.1f} GB")
-    except (ValueError, OSError):
-        pass
     if lay is not None and device is not None:
         where = f"device {device.index} ({device.name})"
         if budget is None:

@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from agent.config import ConfigError, Settings, cache_dir, load_settings
+from agent.host import nearest_existing
 from agent.logsetup import setup_logging
 from gpu.options import EngineOptions  # imports nothing: numba stays unloaded here
 from gpu.placement import Backend  # the engine's enum (imports nothing either)
@@ -125,9 +126,7 @@ def check_output_dir(path: Path, force: bool, what: str = "--out") -> None:
         fail(f"{what} {path} exists and is not a directory", EXIT_USAGE)
     if path.is_dir() and any(path.iterdir()) and not force:
         fail(f"{what} {path} is not empty (pass --force to replace its files)", EXIT_USAGE)
-    anchor = path
-    while not anchor.exists():
-        anchor = anchor.parent
+    anchor = nearest_existing(path)
     if not os.access(anchor, os.W_OK):
         fail(f"{what} {path}: {anchor} is not writable", EXIT_USAGE)
 
@@ -210,9 +209,11 @@ _ours: list[str | None] = [None]  # the NUMBA_CACHE_DIR set here (a later call m
 
 def enable_kernel_cache(options: EngineOptions) -> None:
     """Turn Numba's on-disk cache on for this process unless the user chose (PSAGENT_NUMBA_CACHE or
-    NUMBA_CACHE_DIR set by them), in the directory of ``options``. Only before numba is imported (numba reads
-    NUMBA_CACHE_DIR once): the CLI calls it at start with the environment's options, and again once a
-    configuration file is read."""
+    NUMBA_CACHE_DIR set by them), in the directory of ``options``: NUMBA_CACHE_DIR (numba's) and
+    PSAGENT_NUMBA_CACHE=1, which ``agent.config.engine_options`` reads into the options' ``kernel_cache`` (the
+    value ``gpu`` compiles by) and a ``psagent`` started from this one inherits. Only before numba is imported
+    (numba reads NUMBA_CACHE_DIR once): the CLI calls it at start with the environment's options, and again
+    once a configuration file is read."""
     chosen = "PSAGENT_NUMBA_CACHE" in os.environ or "NUMBA_CACHE_DIR" in os.environ
     if chosen and (_ours[0] is None or os.environ.get("NUMBA_CACHE_DIR") != _ours[0]):
         return
@@ -227,18 +228,18 @@ def enable_kernel_cache(options: EngineOptions) -> None:
 
 
 def use_engine_options(settings: Settings | None = None) -> EngineOptions:
-    """The engine options of ``settings`` (or the defaults) with the environment's overrides
-    (``agent.config.engine_options``), set for this process (PTX product, CPU threads: ``gpu.options``) and
-    its kernel cache; a bad override is one line and exit 2."""
+    """The engine options of ``settings`` (or of the defaults and the environment: ``agent.config.
+    engine_options``) with this process's kernel cache switched on where the user did not choose, set for the
+    process (PTX product, CPU threads, kernel cache: ``gpu.options``); a bad value is one line and exit 2."""
     from agent.config import engine_options
     from gpu.options import configure
 
     try:
-        options = engine_options(settings)
+        enable_kernel_cache(engine_options(settings))  # the options' directory; on: PSAGENT_NUMBA_CACHE=1
+        options = engine_options(settings)  # which the options then carry to gpu.options, as a value
         configure(options)
     except (ConfigError, RuntimeError) as exc:
         fail(str(exc), EXIT_USAGE)
-    enable_kernel_cache(options)
     return options
 
 

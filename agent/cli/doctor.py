@@ -56,14 +56,13 @@ def _plan(settings: Settings, *, force: bool) -> tuple[int, int] | None:
     cached = (cache_dir() / CACHE_SUBDIR / cache_key(CircuitShape.for_proof_type(pt)) / "meta.json").exists()
     if not (cached or force):
         return None
-    from gpu.groth16.plan import plan_totals
+    from agent.proving.plan import sizes_of
+    from gpu.groth16.plan import memory_plan, plan_totals, smallest_layout
 
     try:
         options = engine_options(settings)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    from agent.proving.pipeline import sizes_of
-    from gpu.groth16.plan import memory_plan, smallest_layout
 
     sizes = sizes_of(pt, cache_dir())
     # the smallest card that proves it: the streamed layout in its smallest passes (the host then holds the

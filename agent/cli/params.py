@@ -26,6 +26,7 @@ from agent.cli.common import (
     resolve_backend,
     sector_size_or_exit,
 )
+from agent.host import nearest_existing
 
 if TYPE_CHECKING:
     from gpu.groth16.r1cs import R1CS
@@ -72,6 +73,7 @@ def generate(
     if sum(x is not None for x in (sector_size, r1cs, synthetic_constraints)) != 1:
         fail("give exactly one of --sector-size SIZE, --r1cs DIR or --synthetic-constraints N", EXIT_USAGE)
     from agent.host import disk_free, gb
+    from agent.proving.plan import sizes_of
     from gpu.groth16 import plan
     from gpu.groth16.r1cs import R1CS
     from gpu.groth16.setup import UnconstrainedVariable, estimate
@@ -105,7 +107,7 @@ def generate(
     _check_outputs(out, stem, force)
     chosen = resolve_backend(backend)  # --backend cuda without a GPU: exit 2 before the circuit is built
     if pt is not None:  # disk and memory from the circuit template's counts, before the circuit is built
-        sizes = _template_sizes(pt)
+        sizes = sizes_of(pt)
         _check_resources(out, stem, estimate(sizes), circuit_bytes=plan.compact_r1cs_host_bytes(sizes))
     if pt is not None:
         system = _blank_r1cs(pt)
@@ -201,16 +203,17 @@ def _blank_r1cs(pt: ProofType | UpdateProofType | PoStProofType) -> R1CS:
     import time
 
     from agent.config import cache_dir
+    from agent.proving.kind import WorkKind
     from agent.proving.parameters import blank_r1cs
-    from porep.post.params import PoStProofType
-    from porep.snap.params import UpdateProofType
 
     t = time.perf_counter()
     system = blank_r1cs(pt, cache_dir())
-    if isinstance(pt, PoStProofType):
-        what = f"{pt.kind.value} PoSt circuit"
-    else:
-        what = "update circuit" if isinstance(pt, UpdateProofType) else "circuit"
+    what = {
+        WorkKind.POREP: "circuit",
+        WorkKind.SNAP: "update circuit",
+        WorkKind.WINNING_POST: "winning PoSt circuit",
+        WorkKind.WINDOW_POST: "window PoSt circuit",
+    }[WorkKind.of(pt)]
     print(
         f"{what} {pt.size_label}: {system.num_constraints:,} constraints, {system.num_aux:,} aux, "
         f"{system.num_inputs} inputs ({time.perf_counter() - t:.1f}s)",
@@ -278,9 +281,7 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
     existing = [p for ext in (".params", ".vk", ".meta.json") if (p := out / f"{stem}{ext}").exists()]
     if existing and not force:
         fail(f"{existing[0]} exists (pass --force to replace the parameters)", EXIT_USAGE)
-    anchor = out
-    while not anchor.exists():
-        anchor = anchor.parent
+    anchor = nearest_existing(out)
     if not os.access(anchor, os.W_OK):
         fail(f"--out {out}: {anchor} is not writable", EXIT_USAGE)
 
@@ -288,30 +289,6 @@ def _check_outputs(out: Path, stem: str, force: bool) -> None:
 # temporary files of gpu.groth16.params.ParamsWriter (NAME.params.tmp) and of gpu.files (.NAME.PID.TID.tmp:
 # the .vk and .meta.json), left only by a run killed outright
 LEFTOVER_GLOBS = ("*.params.tmp", ".*.tmp")
-
-
-def _template_sizes(pt: Any) -> Any:
-    """``gpu.groth16.plan.ProofSizes`` of ``pt``'s partition from its circuit template (recorded once and
-    cached: seconds), without building the circuit (a 32GiB one is 7.5 GB)."""
-    from agent.config import cache_dir
-    from gpu.groth16 import plan
-    from porep.post.params import PoStProofType
-    from porep.snap.params import UpdateProofType
-
-    if isinstance(pt, UpdateProofType):
-        from porep.snap.partition import update_template
-
-        t = update_template(pt, cache_dir())
-    elif isinstance(pt, PoStProofType):
-        from porep.post.partition import post_template
-
-        t = post_template(pt, cache_dir())
-    else:
-        from porep.circuit.partition import partition_template
-
-        t = partition_template(pt, cache_dir())
-    coeff = int(t.coeff[0].dtype.itemsize)
-    return plan.ProofSizes.of_stats(t.stats(), coeff_bytes=coeff, table_rows=int(t.table.shape[0]))
 
 
 def _check_resources(out: Path, stem: str, est: Any, *, circuit_bytes: int = 0) -> None:

@@ -3,7 +3,7 @@
 A contract others script against (docs/architecture.md): ``psagent seal`` writes a sector directory
 (``sealed``, ``p_aux``, ``summary.json``, labels and trees; see :mod:`porep.sdr.seal`), ``psagent c1 make``
 turns it into a C1 JSON (Rust key order) or a ProofData envelope, ``psagent c1 synth`` makes a valid C1 of any
-size without sealing (:mod:`porep.c1.sparse`), and ``psagent c1 check`` runs the strict
+size without sealing (:mod:`porep.sdr.sparse`), and ``psagent c1 check`` runs the strict
 vanilla verification (:mod:`porep.sdr.vanilla_verify`) and exits 0 only if every check passes.
 """
 
@@ -184,10 +184,10 @@ def c1_synth(
     json_out: JsonOption = False,
 ) -> None:
     """A valid C1 of any size without sealing: a sector that is constant except at the challenged nodes
-    (porep.c1.sparse). The C1 passes the strict check and the circuit like a sealed sector's."""
+    (porep.sdr.sparse). The C1 passes the strict check and the circuit like a sealed sector's."""
     from porep.c1 import KeyOrder, encode
-    from porep.c1.sparse import sparse_c1_arrays, sparse_sector, supports
     from porep.ids import prover_id as make_prover_id
+    from porep.sdr.sparse import sparse_c1_arrays, sparse_sector, supports
     from porep.sdr.vanilla_verify import verify_c1
 
     pt = _proof_type(registered_proof)

@@ -274,9 +274,9 @@ def prove_cmd(
     with --out or --hex) must be a writable file that does not exist yet unless ``force``."""
     import json
 
-    from agent.admission import new_job_id
     from agent.cli.common import settings_or_exit
     from agent.proving.parameters import params_paths
+    from agent.proving.work import JobId
 
     if json_flag and hex_flag:
         fail("--json and --hex both print the result on stdout: give one", EXIT_USAGE)
@@ -293,7 +293,7 @@ def prove_cmd(
     require_params(params_path, work)
     prover = make_prover(settings, params_path.parent, backend)
     live = not json_flag and sys.stderr.isatty()
-    result = run_pipeline(prover, work, job_id=new_job_id("prove"), live=live)
+    result = run_pipeline(prover, work, job_id=JobId.fresh("prove"), live=live)
     report = result.report()
     if not report.ok:
         if json_flag:

@@ -39,6 +39,7 @@ from agent.cuzk.metrics import EngineMetrics
 from agent.cuzk.request import SERVED, ProofKind, ProofRequest, RequestError, circuit_id, priority_of, work_of
 from agent.cuzk.scheduler import Scheduler
 from agent.proving.pipeline import ProofCancelled
+from agent.proving.work import JobId
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -207,7 +208,7 @@ class Jobs:
     def _new(self, req: ProofRequest, digest: str, pinned: bool) -> Job:
         self._seq += 1
         job = Job(
-            job_id=f"{req.request_id or 'job'}#{self._seq}",
+            job_id=JobId.for_engine(req.request_id, self._seq),
             request_id=req.request_id,
             digest=digest,
             kind=req.kind,

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from agent.proving.kind import WorkKind
+
 if TYPE_CHECKING:
     from agent.proving.work import Work
     from porep.post.params import PoStProofType
@@ -164,17 +166,16 @@ _SIZE_LABEL = {v: k for k, v in CIRCUIT_SIZES.items()}
 def circuit_id(pt: ProofType | UpdateProofType | PoStProofType) -> str:
     """cuzk's name of a circuit (``porep-32g``, ``snap-32g``, ``wpost-32g``, ``winning-32g``; the test sizes
     ``porep-2k``, ``snap-8m``, ``wpost-2k``, …)."""
-    from porep.post.params import PoStKind, PoStProofType
-    from porep.snap.params import UpdateProofType
-
-    if isinstance(pt, PoStProofType):
-        kind = "winning" if pt.kind is PoStKind.WINNING else "wpost"
-    else:
-        kind = "snap" if isinstance(pt, UpdateProofType) else "porep"
-    return f"{kind}-{_SIZE_LABEL.get(pt.sector_size, str(pt.sector_size))}"
+    return f"{_CIRCUIT_KIND[WorkKind.of(pt)]}-{_SIZE_LABEL.get(pt.sector_size, str(pt.sector_size))}"
 
 
-_CIRCUIT_KINDS = ("porep", "snap", "wpost", "winning")
+_CIRCUIT_KIND = {
+    WorkKind.POREP: "porep",
+    WorkKind.SNAP: "snap",
+    WorkKind.WINDOW_POST: "wpost",
+    WorkKind.WINNING_POST: "winning",
+}
+_CIRCUIT_KINDS = tuple(_CIRCUIT_KIND.values())
 
 
 def circuit_proof_type(cid: str) -> ProofType | UpdateProofType | PoStProofType:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from agent.proving.pipeline import ProofCancelled
+from agent.proving.prover import NotLendable
 
 if TYPE_CHECKING:
     from agent.admission import Grant
@@ -160,8 +161,6 @@ class Scheduler:
     ) -> Proven:
         """Wait for this job's turn in the queue, then prove it (on its own slot or a lent grant). Cancelling
         the caller while it waits leaves nothing behind."""
-        from agent.proving.prover import NotLendable
-
         self._seq += 1
         entry = _Entry(job_id, priority, self._seq)
         while True:

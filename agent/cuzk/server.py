@@ -41,7 +41,13 @@ if TYPE_CHECKING:
     from gpu.device import Device
 
 __all__ = [
-    "MAX_MESSAGE_BYTES", "EngineServer", "EngineService", "answer_of", "check_listen", "request_of", "serve"
+    "EngineServer",
+    "EngineService",
+    "MAX_MESSAGE_BYTES",
+    "answer_of",
+    "check_listen",
+    "request_of",
+    "serve",
 ]
 
 log = logging.getLogger(__name__)

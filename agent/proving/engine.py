@@ -17,16 +17,22 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from gpu import device as gpu_device
+from gpu import memory
+from gpu.groth16 import plan
+from gpu.groth16 import prover as groth16
+from gpu.groth16.budget import default_budget
+from gpu.groth16.params_device import DeviceParameters, load_to_device, load_to_host
+from gpu.groth16.prover import Assignment, ProvingKey
+from gpu.options import EngineOptions
+from gpu.placement import Backend
+from gpu.transfer import PinnedPool
+
 if TYPE_CHECKING:
     from gpu.device import Device
     from gpu.groth16.params import Parameters
-    from gpu.groth16.params_device import DeviceParameters
     from gpu.groth16.plan import Layout, ProofSizes
-    from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
-    from gpu.options import EngineOptions
-    from gpu.placement import Backend
-    from gpu.transfer import PinnedPool
 
 __all__ = ["Engine", "Groth16Engine", "assignment_host_bytes", "resident_r1cs_bytes"]
 
@@ -77,18 +83,12 @@ class Groth16Engine:
         None: the defaults; the agent fills them from ``[prover]`` with ``agent.config.engine_options``):
         ``device_spmv``, ``params_to_device``, ``device_memory`` and ``layout`` act on the CUDA backend only
         (the pipeline then loads parameter files with :meth:`load_params` instead of the host reader)."""
-        from gpu import memory
-
         memory.install()  # before this process's first CUDA context: every allocation is counted
-        from gpu import Backend
-        from gpu.device import get_device, resolve_backend
-        from gpu.options import EngineOptions
-
-        chosen = resolve_backend(backend)
+        chosen = gpu_device.resolve_backend(backend)
         self.options = options if options is not None else EngineOptions()
         self._backend = chosen.value
         self._device: Device | None = (
-            get_device(device if device is not None else 0) if chosen is Backend.cuda else None
+            gpu_device.get_device(device if device is not None else 0) if chosen is Backend.cuda else None
         )
         self._params_to_device = self._device is not None and self.options.params_to_device
         self._pool: PinnedPool | None = None
@@ -96,8 +96,6 @@ class Groth16Engine:
         self._budget_known = False
         self._layouts: dict[ProofSizes, Layout] = {}
         if self._device is not None and not self._device.simulated:
-            from gpu.transfer import PinnedPool
-
             self._pool = PinnedPool()
 
     @property
@@ -121,9 +119,6 @@ class Groth16Engine:
         if self._device is None:
             return None
         if not self._budget_known:
-            from gpu import memory
-            from gpu.groth16.budget import default_budget
-
             self._budget = self.options.device_memory or default_budget(self._device)
             self._budget_known = True
             memory.ledger(self._device.index).cap = self._budget
@@ -133,14 +128,12 @@ class Groth16Engine:
         """Where ``r1cs``'s proofs keep their bytes on this engine's device (``gpu.groth16.plan``): the
         configured layout (or the first that fits) under :meth:`memory_budget`; None on the CPU. A
         ``gpu.groth16.plan.LayoutError`` names the smallest that would have fitted."""
-        from gpu.groth16.plan import ProofSizes, choose_layout
-
         if self._device is None:
             return None
-        sizes = ProofSizes.of_r1cs(r1cs)
+        sizes = plan.ProofSizes.of_r1cs(r1cs)
         got = self._layouts.get(sizes)
         if got is None:
-            got = self._layouts[sizes] = choose_layout(
+            got = self._layouts[sizes] = plan.choose_layout(
                 sizes, self.memory_budget(), device_spmv=self.options.device_spmv, force=self.options.layout
             )
         return got
@@ -149,8 +142,6 @@ class Groth16Engine:
         """``path`` decoded on this engine's device, into its layout's home: the device (``DeviceParameters``,
         H bit-reversed as the prover wants it) or page-locked host memory (a streamed layout). No subgroup
         check: only for a file the per-point check record trusts."""
-        from gpu.groth16.params_device import load_to_device, load_to_host
-
         lay = self.layout(r1cs)
         if self._device is None or lay is None:
             raise ValueError("parameters go to a device only with the CUDA backend")
@@ -161,9 +152,6 @@ class Groth16Engine:
     def key(self, params: Parameters | DeviceParameters, r1cs: R1CS) -> ProvingKey:
         """The proving key over host ``Parameters`` (uploaded, or streamed as the layout says) or
         ``DeviceParameters`` (already resident)."""
-        from gpu.groth16.params_device import DeviceParameters
-        from gpu.groth16.prover import ProvingKey
-
         lay = self.layout(r1cs)
         if isinstance(params, DeviceParameters):
             return ProvingKey.from_device_parameters(params, r1cs.density(), device=self._device, layout=lay)
@@ -191,8 +179,6 @@ class Groth16Engine:
         return assignment_host_bytes(r1cs, device_spmv=self._device_spmv(r1cs))
 
     def assign(self, r1cs: R1CS, witness: np.ndarray) -> Assignment:
-        from gpu.groth16.prover import Assignment
-
         return Assignment.from_r1cs(r1cs, witness, pool=self._pool, device_spmv=self._device_spmv(r1cs))
 
     def release(self, asg: Assignment) -> None:
@@ -202,27 +188,18 @@ class Groth16Engine:
     def prove(
         self, key: ProvingKey, asg: Assignment, *, memory_bytes: int | None, timings: dict[str, float]
     ) -> bytes:
-        from gpu.groth16.prover import prove
-
         out: list[dict[str, float]] = []
-        (proof,) = prove(key, asg, timings=out, memory_bytes=memory_bytes)
+        (proof,) = groth16.prove(key, asg, timings=out, memory_bytes=memory_bytes)
         timings.update(out[0])
         return bytes(proof.to_bytes())
 
     def device_used(self) -> int | None:
         """Asked without the device lock (a sampler thread reads it while a proof holds the device)."""
-        if self._device is None or self._device.simulated:
-            return None
-        from numba import cuda
-
-        with cuda.gpus[self._device.index]:
-            free, total = cuda.current_context().get_memory_info()
-        return int(total - free)
+        info = self._device.memory_info() if self._device is not None else None
+        return None if info is None else info[1] - info[0]
 
 
 def _sizes(r1cs: R1CS, *, matrices: bool = False) -> ProofSizes:
-    from gpu.groth16 import plan
-
     rows = int(r1cs.num_constraints) + int(r1cs.num_inputs)
     return plan.ProofSizes(
         0, int(r1cs.num_inputs), int(r1cs.num_aux), 0, 0, 0, rows=rows,
@@ -233,8 +210,6 @@ def _sizes(r1cs: R1CS, *, matrices: bool = False) -> ProofSizes:
 def assignment_host_bytes(r1cs: R1CS, *, device_spmv: bool = False) -> int:
     """Host bytes one partition's assignment holds: the witness and, unless A·w, B·w, C·w are evaluated on
     the device (``device_spmv``), those three (``gpu.groth16.plan.assignment_host_bytes``)."""
-    from gpu.groth16 import plan
-
     return plan.assignment_host_bytes(_sizes(r1cs), device_spmv=device_spmv)
 
 
@@ -242,6 +217,4 @@ def resident_r1cs_bytes(r1cs: R1CS) -> int:
     """Device bytes of ``r1cs`` made resident by ``gpu.groth16.spmv_cuda.DeviceR1CS.upload``
     (``gpu.groth16.plan.resident_r1cs_bytes``): exact for interned (compact) matrices, an upper bound for a
     plain CSR (interned on upload)."""
-    from gpu.groth16 import plan
-
     return plan.resident_r1cs_bytes(_sizes(r1cs, matrices=True))

@@ -1,27 +1,31 @@
 """Groth16 parameter files: where they are, which ones were checked, and development ones made here.
 
 * Paths: Filecoin's names (``<param_stem>.params`` / ``.vk``) in one directory, by default
-  ``$FIL_PROOFS_PARAMETER_CACHE`` or ``/var/tmp/filecoin-proof-parameters`` (lotus, curio and
-  rust-fil-proofs look there too), so official parameters work unchanged.
+  ``agent.config.default_params_dir()`` (where lotus, curio and rust-fil-proofs look too), so official
+  parameters work unchanged.
 * :class:`CheckedParams`: the per-point subgroup check of a ``.params`` file costs minutes of CPU at 2KiB
   (~10^7 points), so it runs once per file; its success is recorded by the file's BLAKE2b digest, size and
-  mtime in the cache directory. Files made here are recorded as they are written.
+  mtime in the cache directory (an ``agent.paramfiles.FileRecord``). Files made here are recorded as they
+  are written.
 * :func:`ensure_dev_params`: development parameters for a proof type (a fresh trusted setup with CSPRNG
   toxic waste, which is discarded: fine for a dry run, not what the market verifies against).
 
-A leaf of the agent: it imports nothing else of it, so the configuration can take its default directory
-from here (the cache directory is always passed in).
+The reader, the setup and the circuits load numba, so they are imported in the functions: ``psagent prove``,
+``bench e2e`` and ``params`` import this module before they read their configuration, which places Numba's
+kernel cache (numba reads that once, when first imported).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from agent.paramfiles import FileRecord
+from agent.proving.kind import for_kind
+from gpu.files import atomic_write
 
 if TYPE_CHECKING:
     from gpu.device import Device
@@ -33,13 +37,10 @@ if TYPE_CHECKING:
     from porep.snap.params import UpdateProofType
 
 __all__ = [
-    "FILECOIN_PARAMS_DIR",
-    "IN_PLACE",
     "CheckedParams",
-    "FileRecord",
+    "IN_PLACE",
     "Progress",
     "blank_r1cs",
-    "default_params_dir",
     "ensure_dev_params",
     "file_digest",
     "params_paths",
@@ -47,16 +48,9 @@ __all__ = [
     "write_dev_params",
 ]
 
-FILECOIN_PARAMS_DIR = Path("/var/tmp/filecoin-proof-parameters")
 Progress = Callable[[str, float, float], None]
 IN_PLACE = "params in place"  # write_dev_params' stage once the .params is renamed into place
 DEV_NOTE = "development parameters: toxic waste drawn from the OS CSPRNG and discarded"
-
-
-def default_params_dir() -> Path:
-    """``$FIL_PROOFS_PARAMETER_CACHE`` if set, else Filecoin's ``/var/tmp/filecoin-proof-parameters``."""
-    env = os.environ.get("FIL_PROOFS_PARAMETER_CACHE")
-    return Path(env) if env else FILECOIN_PARAMS_DIR
 
 
 def params_paths(params_dir: Path, pt: ProofType | UpdateProofType | PoStProofType) -> tuple[Path, Path]:
@@ -66,7 +60,7 @@ def params_paths(params_dir: Path, pt: ProofType | UpdateProofType | PoStProofTy
 
 def read_params(path: Path, subgroup_check: bool) -> Parameters:
     """The host reader (``gpu.groth16.params.Parameters.read``)."""
-    from gpu.groth16.params import Parameters
+    from gpu.groth16.params import Parameters  # numba: after the kernel-cache set-up
 
     return Parameters.read(path, subgroup_check=subgroup_check)
 
@@ -78,44 +72,6 @@ def file_digest(path: Path, chunk: int = 1 << 22) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
-
-
-class FileRecord:
-    """Facts about files, kept by resolved path in one JSON file of the cache directory and valid while a file
-    keeps its size and mtime: reading a 47 GB parameter file again to learn the same fact costs minutes. The
-    record is rewritten whole or not at all (``gpu.files``)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def entries(self) -> dict[str, dict[str, object]]:
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def current(self, path: Path) -> dict[str, object] | None:
-        """What is recorded of ``path``, when it still has the recorded size and mtime."""
-        st = path.stat()
-        with self._lock:
-            rec = self.entries().get(str(path.resolve()))
-        if rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
-            return rec
-        return None
-
-    def put(self, path: Path, facts: Mapping[str, object]) -> dict[str, object]:
-        """Record ``facts`` of ``path`` as it is now (its size and mtime with them); returns the entry."""
-        from gpu.files import atomic_write
-
-        st = path.stat()
-        entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **facts}
-        with self._lock:
-            entries = self.entries()
-            entries[str(path.resolve())] = entry
-            atomic_write(self.path, json.dumps(entries, indent=1) + "\n")
-        return entry
 
 
 class CheckedParams:
@@ -149,17 +105,16 @@ def blank_r1cs(pt: ProofType | UpdateProofType | PoStProofType, cache: Path | No
     """The R1CS of one partition of ``pt`` without a witness (what the setup needs): the update circuit for
     an update proof type, the FallbackPoSt circuit for a PoSt proof type, the StackedDRG circuit for a seal
     proof type ("StackedDrg2KiBV1" names both a seal and an update proof)."""
-    from porep.circuit.partition import partition_r1cs
-    from porep.post.params import PoStProofType
+    from porep.circuit.partition import partition_r1cs  # numba: after the kernel-cache set-up
     from porep.post.partition import post_r1cs
-    from porep.snap.params import UpdateProofType
     from porep.snap.partition import update_r1cs
 
-    if isinstance(pt, UpdateProofType):
-        return update_r1cs(pt, cache)
-    if isinstance(pt, PoStProofType):
-        return post_r1cs(pt, cache)
-    return partition_r1cs(pt, cache)
+    return for_kind(
+        pt,
+        porep=lambda p: partition_r1cs(p, cache),
+        snap=lambda u: update_r1cs(u, cache),
+        post=lambda q: post_r1cs(q, cache),
+    )
 
 
 def write_dev_params(
@@ -183,8 +138,7 @@ def write_dev_params(
     exception) and leaves a whole set or none of this run's files: the setup's writer removes its temporary
     file, and a new ``.params`` whose ``.vk`` or ``.meta.json`` could not follow is removed with them (the
     stage :data:`IN_PLACE` of ``progress`` says the ``.params`` was renamed into place)."""
-    from gpu.files import atomic_write
-    from gpu.groth16.setup import generate_file
+    from gpu.groth16.setup import generate_file  # numba: after the kernel-cache set-up
 
     params_path, vk_path = directory / f"{stem}.params", directory / f"{stem}.vk"
     meta_path = directory / f"{stem}.meta.json"

@@ -7,8 +7,8 @@ One code path for ``psagent prove``, ``bench e2e`` and the agent:
   read with the per-point subgroup check once per file (``agent.proving.parameters.CheckedParams``); an
   engine that loads parameters straight onto its device (``params_to_device``) only reads a file the record
   trusts (a file not yet recorded is checked on the host first, recorded, dropped, then loaded).
-* the circuit is asked two questions (``porep.circuit.partition`` / ``porep.snap.partition``): the R1CS of a
-  shape, and the assignment of one partition (:class:`Circuits`).
+* the circuit is asked two questions (``agent.proving.circuits``): the R1CS of a shape, and the assignment of
+  one partition.
 * partitions are synthesised on CPU threads ahead of the prover: ``workers`` partitions of one proof are in
   flight at once (proving concurrently on the engine, each with one more synthesised ahead), and every
   in-flight assignment holds its host bytes from ``agent.admission.HostBudget`` until it is proven.
@@ -24,276 +24,58 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agent.admission import HostBudget
+from agent.config import cache_dir
+from agent.host import DeviceSampler, PeakRss
+from agent.paramfiles import ParamDigests, fetch_hint, verdict
+from agent.proving.circuits import Circuits
 from agent.proving.engine import Engine, Groth16Engine
+from agent.proving.kind import WorkKind
 from agent.proving.parameters import CheckedParams, params_paths, read_params
-from agent.proving.verifier import HostVerifier, VerifyReport
+from agent.proving.result import Events, PartitionResult, ProofResult, StageEvent, emit
+from agent.proving.schedule import PartitionSchedule, ProofCancelled
+from agent.proving.verifier import HostVerifier
 from agent.proving.work import Work
+from gpu.arith.fields.constants import R_MODULUS
+from gpu.groth16 import reference
+from gpu.groth16 import verifier as groth16_verifier
+from gpu.groth16.params import check_file
+from gpu.groth16.synthetic import SyntheticCircuit
+from porep.official_params import OFFICIAL
 
 if TYPE_CHECKING:
     from gpu.groth16.params import Parameters
     from gpu.groth16.params_device import DeviceParameters
-    from gpu.groth16.plan import Layout, ProofSizes, Stage
     from gpu.groth16.prover import Assignment, ProvingKey
     from gpu.groth16.r1cs import R1CS
-    from porep.c1 import SealCommitPhase1Output
-    from porep.circuit.pce import PartitionTemplate
     from porep.post.params import PoStProofType
-    from porep.post.verify import CheckedPoSt
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
-    from porep.snap.partition import UpdateWork
 
 __all__ = [
     "Circuits",
-    "memory_plan_of",
-    "sizes_of",
+    "Events",
     "PartitionResult",
     "ProofCancelled",
     "ProofPipeline",
     "ProofResult",
-    "SealCircuit",
     "StageEvent",
-    "UpdateCircuit",
 ]
 
 log = logging.getLogger(__name__)
 
 Sample = tuple["R1CS", np.ndarray, list[int]]
-
-
-class ProofCancelled(RuntimeError):
-    """The caller cancelled the proof: raised at the next partition boundary (a partition being synthesised or
-    proven runs to its end; nothing after it starts)."""
-
-
-# -- the circuit seam ----------------------------------------------------------------------------------------
-
-
-class SealCircuit(Protocol):
-    """The StackedDRG circuit's two answers (``porep.circuit.partition.StackedCircuit``)."""
-
-    def r1cs(self, pt: ProofType) -> R1CS: ...
-    def assignment(self, c1: SealCommitPhase1Output, k: int) -> np.ndarray: ...
-
-
-class UpdateCircuit(Protocol):
-    """The SnapDeals update circuit's two answers (``porep.snap.partition.UpdateCircuit``)."""
-
-    def r1cs(self, pt: UpdateProofType) -> R1CS: ...
-    def assignment(self, work: UpdateWork, k: int) -> np.ndarray: ...
-
-
-class PoStCircuit(Protocol):
-    """The FallbackPoSt circuit's two answers (``porep.post.partition.PoStCircuit``)."""
-
-    def r1cs(self, pt: PoStProofType) -> R1CS: ...
-    def assignment(self, checked: CheckedPoSt, k: int) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class Circuits:
-    """The circuit of each kind of work; ``default``: the real ones (compiled templates under ``cache``)."""
-
-    seal: SealCircuit
-    update: UpdateCircuit
-    post: PoStCircuit | None = None
-
-    @classmethod
-    def default(cls, cache: Path | None) -> Circuits:
-        from porep.circuit.partition import StackedCircuit
-        from porep.post.partition import PoStCircuit as RealPoStCircuit
-        from porep.snap.partition import UpdateCircuit as RealUpdateCircuit
-
-        return cls(StackedCircuit(cache), RealUpdateCircuit(cache), RealPoStCircuit(cache))
-
-    def r1cs(self, pt: ProofType | UpdateProofType | PoStProofType) -> R1CS:
-        from porep.post.params import PoStProofType
-        from porep.snap.params import UpdateProofType
-
-        if isinstance(pt, UpdateProofType):
-            return self.update.r1cs(pt)
-        if isinstance(pt, PoStProofType):
-            return self._post().r1cs(pt)
-        return self.seal.r1cs(pt)
-
-    def _post(self) -> PoStCircuit:
-        if self.post is None:
-            raise ValueError("no PoSt circuit behind this pipeline")
-        return self.post
-
-    def assignment(self, work: Work, k: int) -> np.ndarray:
-        if work.update is not None:
-            return self.update.assignment(work.update, k)
-        if work.post is not None:
-            return self._post().assignment(work.post, k)
-        assert work.c1 is not None
-        return self.seal.assignment(work.c1, k)
-
-
-# -- results -------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StageEvent:
-    """Progress of one proof: ``seconds`` is None when ``stage`` starts, its duration when it ended;
-    ``fraction`` (seconds None): how much of the running stage is done (the per-point check says it)."""
-
-    job_id: str
-    partition: int
-    partitions: int
-    stage: str
-    seconds: float | None = None
-    fraction: float | None = None
-
-
-Events = Callable[[StageEvent], None]
-
-
-@dataclass
-class PartitionResult:
-    index: int
-    verified: bool | None  # None: not checked (verify = False)
-    stages: dict[str, float]
-
-
-@dataclass
-class ProofResult:
-    """A proof and how it was made. ``proof`` is returned even when a partition failed its pairing check:
-    callers decide on :meth:`report` (the CLI writes nothing, the agent retries)."""
-
-    job_id: str
-    proof_type: str
-    backend: str
-    proof: bytes
-    partitions: list[PartitionResult]
-    setup: dict[str, float]  # once-per-process work this call did (parameters, proving key, R1CS)
-    wall_s: float
-    rss_peak_bytes: int | None
-    device_peak_bytes: int | None
-    host_reserved_peak_bytes: int = 0
-
-    @property
-    def verified(self) -> tuple[bool | None, ...]:
-        return tuple(p.verified for p in self.partitions)
-
-    def report(self) -> VerifyReport:
-        return VerifyReport(self.verified)
-
-    @property
-    def ok(self) -> bool:
-        return self.report().ok
-
-    def stages(self) -> dict[str, float]:
-        """Seconds per stage summed over the partitions (sub-stages such as ``msm_h.sort`` left out)."""
-        out: dict[str, float] = {}
-        for p in self.partitions:
-            for k, v in p.stages.items():
-                if "." not in k and k not in ("total", "batch"):
-                    out[k] = out.get(k, 0.0) + v
-        return out
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "job_id": self.job_id,
-            "proof_type": self.proof_type,
-            "backend": self.backend,
-            "partitions": len(self.partitions),
-            "verified": f"{sum(v is True for v in self.verified)}/{len(self.partitions)}",
-            "wall_s": round(self.wall_s, 3),
-            "setup_s": {k: round(v, 3) for k, v in self.setup.items()},
-            "stages_s": {k: round(v, 3) for k, v in self.stages().items()},
-            "per_partition": [
-                {
-                    "index": p.index,
-                    "verified": p.verified,
-                    "stages_s": {k: round(v, 4) for k, v in p.stages.items()},
-                }
-                for p in self.partitions
-            ],
-            "rss_peak_bytes": self.rss_peak_bytes,
-            "device_peak_bytes": self.device_peak_bytes,
-            "host_reserved_peak_bytes": self.host_reserved_peak_bytes,
-        }
-
-
-def _reset_peak_rss() -> bool:
-    """Reset the kernel's peak-RSS mark of this process (``VmHWM``; Linux ≥ 4.0)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_rss() -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        import resource
-
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-    except (ImportError, OSError):
-        return None
-
-
-class _DeviceSampler:
-    """Peak device memory in use while a proof runs (polled: CUDA keeps no peak of its own)."""
-
-    def __init__(self, read: Callable[[], int | None], every_s: float = 0.02) -> None:
-        self.read, self.every_s = read, every_s
-        self.peak: int | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def _sample(self) -> None:
-        try:
-            v = self.read()
-        except Exception:  # noqa: BLE001 - a failing reading is a missing figure, not a failed proof
-            self._stop.set()
-            return
-        if v is not None:
-            self.peak = v if self.peak is None else max(self.peak, v)
-
-    def __enter__(self) -> _DeviceSampler:
-        self._sample()
-        if self.peak is not None:
-
-            def loop() -> None:
-                while not self._stop.wait(self.every_s):
-                    self._sample()
-
-            self._thread = threading.Thread(target=loop, name="psagent-device-sampler", daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        self._sample()
-
-
-def _emit(events: Events | None, ev: StageEvent) -> None:
-    if events is not None:
-        events(ev)
 
 
 _ENGINE_NAMES = {"quotient": "NTT/H", "upload_abc": "upload", "upload_witness": "upload"}
@@ -314,19 +96,12 @@ def _engine_stages(timings: dict[str, float], prove_s: float) -> dict[str, float
 def _reference_setup(r1cs: R1CS) -> Parameters:
     """The self-test's parameters: gpu.groth16.reference's setup (Python integers + pyblst: independent of
     the engine under test, nothing to compile), CSPRNG toxic waste, discarded."""
-    import secrets
-
-    from gpu.arith.fields.constants import R_MODULUS
-    from gpu.groth16 import reference
-
     secret = [secrets.randbelow(R_MODULUS - 2) + 2 for _ in range(5)]
     return reference.setup(r1cs, reference.ToxicWaste(*secret))
 
 
 def _synthetic_sample(constraints: int = 256) -> Sample:
     """The self-test's circuit: gpu.groth16.synthetic's Filecoin-like one (bits, packing, full values)."""
-    from gpu.groth16.synthetic import SyntheticCircuit
-
     sc = SyntheticCircuit(constraints, 2, seed=int.from_bytes(os.urandom(4), "little"))
     return sc.r1cs(), sc.witness(), sc.public_inputs()
 
@@ -364,8 +139,6 @@ class ProofPipeline:
         seams (default the real circuits); ``read_params`` (path, subgroup_check); for the self-test
         ``setup`` (R1CS → Parameters) and ``sample`` (R1CS, witness, public inputs): the reference setup and
         a 256-constraint synthetic circuit; ``workers``: partitions of one proof in flight per engine."""
-        from agent.config import cache_dir
-
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.params_dir = Path(params_dir)
@@ -399,12 +172,9 @@ class ProofPipeline:
         """The .params file of ``pt``; FileNotFoundError naming it (before any synthesis) when absent."""
         path, _ = params_paths(self.params_dir, pt)
         if not path.is_file():
-            from agent.paramfiles import fetch_hint
-            from porep.post.params import PoStProofType
-
-            update = "empty-sector-update" in pt.param_stem
-            post = pt.kind.value if isinstance(pt, PoStProofType) else None
-            hint = fetch_hint(pt.size_label, self.params_dir, update=update, post=post)
+            kind = WorkKind.of(pt)
+            post = kind.post_kind.value if kind.post_kind is not None else None
+            hint = fetch_hint(pt.size_label, self.params_dir, update=kind is WorkKind.SNAP, post=post)
             raise FileNotFoundError(f"Groth16 parameters for {pt.name} not found: {path} ({hint})")
         return path
 
@@ -412,9 +182,6 @@ class ProofPipeline:
         """Whether ``path`` is an official file (its published digest matches): then the digest vouches for
         every point, as paramfetch's check does for lotus, and the per-point check is not needed (it is
         recorded as checked). The digest is computed once per file version."""
-        from agent.paramfiles import ParamDigests, verdict
-        from porep.official_params import OFFICIAL
-
         digests = ParamDigests(self.cache)
         if verdict(path, digests).kind != OFFICIAL:
             return False
@@ -440,16 +207,16 @@ class ProofPipeline:
             path = self.params_file(pt)
             r1cs = self._r1cs.get(pt.param_stem)
             if r1cs is None:
-                _emit(events, StageEvent("", -1, 0, "synthesis"))
+                emit(events, StageEvent("", -1, 0, "synthesis"))
                 t0 = time.perf_counter()
                 r1cs = self._r1cs[pt.param_stem] = self.circuits.r1cs(pt)
                 setup["synthesis"] = time.perf_counter() - t0
-                _emit(events, StageEvent("", -1, 0, "synthesis", setup["synthesis"]))
+                emit(events, StageEvent("", -1, 0, "synthesis", setup["synthesis"]))
             t0 = time.perf_counter()
             trusted = self.checked.trusted(path) or self._official(path)
             if not trusted:
                 log.info("%s: first use, reading with the per-point subgroup check (once per file)", path)
-            _emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
+            emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
             params: Parameters | DeviceParameters
             if eng.params_to_device:
                 params = self._params_to_device(eng, path, r1cs, trusted, setup)
@@ -460,18 +227,18 @@ class ProofPipeline:
             setup["params"] = time.perf_counter() - t0
             if not trusted:
                 setup.setdefault("params_point_check", setup["params"])  # the once-per-file check: this load
-            _emit(events, StageEvent("", -1, 0, "params", setup["params"]))
+            emit(events, StageEvent("", -1, 0, "params", setup["params"]))
             if params.vk.num_inputs != r1cs.num_inputs or params.l.shape[0] != r1cs.num_aux:
                 raise ValueError(
                     f"{path.name}: parameters for {params.vk.num_inputs} inputs / {params.l.shape[0]} aux, "
                     f"the {pt.name} circuit has {r1cs.num_inputs} / {r1cs.num_aux}"
                 )
-            _emit(events, StageEvent("", -1, 0, "key"))
+            emit(events, StageEvent("", -1, 0, "key"))
             t0 = time.perf_counter()
             key = eng.key(params, r1cs)
             self.verifier.use_key(pt, params.vk)
             setup["key"] = time.perf_counter() - t0
-            _emit(events, StageEvent("", -1, 0, "key", setup["key"]))
+            emit(events, StageEvent("", -1, 0, "key", setup["key"]))
             got = self._shapes[(engine, pt.param_stem)] = _Shape(pt, r1cs, key, eng.host_bytes(r1cs))
             return got
 
@@ -500,10 +267,8 @@ class ProofPipeline:
         time left is then known), then decodes without the subgroup check (what was just checked)."""
         if trusted or self.read_params is not read_params or events is None:
             return self.read_params(path, not trusted)
-        from gpu.groth16.params import check_file
-
         stage = "params (first use: point checks)"
-        check_file(path, lambda done, total: _emit(events, StageEvent("", -1, 0, stage, None, done / total)))
+        check_file(path, lambda done, total: emit(events, StageEvent("", -1, 0, stage, None, done / total)))
         return self.read_params(path, False)
 
     def _params_to_device(
@@ -559,169 +324,37 @@ class ProofPipeline:
         ``device_turn``: entered around each partition's prove call (a fresh context each time): the engine's
         priority turns (``agent.cuzk.scheduler``) make a partition wait there while higher-priority work
         proves on the device; the wait is the stage ``device_wait``."""
-        pt = work.proof_type
-        n = work.partitions
-        eng = self.engines[engine]
         t_start = time.perf_counter()
         setup: dict[str, float] = {}
-        shape = self.shape(pt, engine=engine, setup=setup, events=events)
-        lanes = max(1, min(self.workers, n))
+        shape = self.shape(work.proof_type, engine=engine, setup=setup, events=events)
+        lanes = max(1, min(self.workers, work.partitions))
         # the engine holds its device for a partition's whole device part, so the lanes' proofs never hold
         # device memory at once: each may use the whole grant
-        per_lane = memory_bytes
-        rss_reset = _reset_peak_rss()
-        results: list[PartitionResult | None] = [None] * n
-        proofs: list[bytes] = [b""] * n
-        host_peak = 0
-        held: dict[int, AbstractContextManager[None]] = {}  # partition -> its host reservation
-        lock = threading.Lock()
-        pending: dict[int, Future[tuple[Assignment, dict[str, float]]]] = {}
-        cursor = {"submitted": 0, "taken": 0}
-        failed = threading.Event()
-        turn = threading.Condition()
-        reserving = [0]  # the partition whose host bytes are reserved next: in order, so none jumps ahead
-
-        def synthesise(k: int) -> tuple[Assignment, dict[str, float]]:
-            """Partition k's assignment, on a synthesis thread; its host bytes are held until proven."""
-            nonlocal host_peak
-            with turn:
-                turn.wait_for(lambda: reserving[0] == k or failed.is_set())
-                try:
-                    if failed.is_set():
-                        raise RuntimeError("another partition of this proof failed")
-                    reservation = self.host.reserve(shape.host_bytes)
-                    reservation.__enter__()
-                finally:
-                    reserving[0] = max(reserving[0], k + 1)
-                    turn.notify_all()
-            with lock:
-                held[k] = reservation
-                host_peak = max(host_peak, self.host.used)
-            try:
-                st: dict[str, float] = {}
-                _emit(events, StageEvent(job_id, k, n, "witness"))
-                t0 = time.perf_counter()
-                witness = self.circuits.assignment(work, k)
-                st["witness"] = time.perf_counter() - t0
-                _emit(events, StageEvent(job_id, k, n, "witness", st["witness"]))
-                _emit(events, StageEvent(job_id, k, n, "a/b/c"))
-                t0 = time.perf_counter()
-                asg = eng.assign(shape.r1cs, witness)
-                del witness
-                st["a/b/c"] = time.perf_counter() - t0
-                _emit(events, StageEvent(job_id, k, n, "a/b/c", st["a/b/c"]))
-                return asg, st
-            except BaseException:
-                with lock:
-                    res = held.pop(k)
-                res.__exit__(None, None, None)
-                raise
-
-        def release(k: int, asg: Assignment | None) -> None:
-            try:
-                if asg is not None:
-                    eng.release(asg)
-            finally:
-                with lock:
-                    res = held.pop(k, None)
-                if res is not None:
-                    res.__exit__(None, None, None)
-
-        def lane() -> None:
-            """Take the next partition, wait for its assignment, prove it, verify it; keep ``lanes``
-            partitions synthesised ahead of the lanes (never more, so host memory stays bounded)."""
-            while not failed.is_set():
-                with lock:
-                    k = cursor["taken"]
-                    if k >= n:
-                        return
-                    stop = cancel is not None and cancel.is_set()
-                    if not stop:  # a cancelled proof starts nothing more; what was synthesised ahead is freed
-                        cursor["taken"] = k + 1
-                        while cursor["submitted"] < min(n, k + 1 + lanes):
-                            j = cursor["submitted"]
-                            pending[j] = synth_pool.submit(synthesise, j)
-                            cursor["submitted"] = j + 1
-                        fut = pending.pop(k)
-                if stop:
-                    failed.set()
-                    with turn:
-                        turn.notify_all()
-                    raise ProofCancelled(f"{job_id}: cancelled before partition {k} of {n}")
-                try:
-                    asg, st = fut.result()
-                    try:
-                        t0 = time.perf_counter()
-                        with device_turn() if device_turn is not None else nullcontext():
-                            if device_turn is not None:
-                                st["device_wait"] = time.perf_counter() - t0
-                            _emit(events, StageEvent(job_id, k, n, "prove"))
-                            timings: dict[str, float] = {}
-                            t0 = time.perf_counter()
-                            proof = eng.prove(shape.key, asg, memory_bytes=per_lane, timings=timings)
-                            prove_s = time.perf_counter() - t0
-                    finally:
-                        release(k, asg)
-                        del asg
-                    st.update(_engine_stages(timings, prove_s))
-                    _emit(events, StageEvent(job_id, k, n, "prove", prove_s))
-                    good: bool | None = None
-                    if verify:
-                        t0 = time.perf_counter()
-                        good = self.verifier.partition(work, k, proof)
-                        st["verify"] = time.perf_counter() - t0
-                        _emit(events, StageEvent(job_id, k, n, "verified" if good else "NOT VERIFIED",
-                                                 st["verify"]))
-                    results[k] = PartitionResult(k, good, st)
-                    proofs[k] = proof
-                except BaseException:
-                    failed.set()
-                    with turn:
-                        turn.notify_all()
-                    raise
-
-        with ThreadPoolExecutor(lanes, thread_name_prefix="psagent-synth") as synth_pool, _DeviceSampler(
-            eng.device_used
-        ) as dev:
-            try:
-                if lanes == 1:
-                    lane()
-                else:
-                    with ThreadPoolExecutor(lanes, thread_name_prefix="psagent-prove") as provers:
-                        done = [provers.submit(lane) for _ in range(lanes)]
-                    for f in done:
-                        f.result()  # the first failure, in lane order
-            finally:
-                # a failure left partitions synthesised ahead: give their buffers and host bytes back
-                for k, fut in sorted(pending.items()):
-                    if fut.cancel():
-                        continue
-                    try:
-                        left, _ = fut.result()
-                    except BaseException:  # noqa: BLE001 - synthesise released its bytes; the first error wins
-                        continue
-                    release(k, left)
-                pending.clear()
-        wall = time.perf_counter() - t_start
+        run = _ProofRun(
+            self, work, job_id, shape, self.engines[engine], memory_bytes, events, verify, device_turn
+        )
+        schedule: PartitionSchedule[Assignment, _Proven] = PartitionSchedule(
+            work.partitions, lanes, host=self.host, host_bytes=shape.host_bytes, job_id=job_id, cancel=cancel
+        )
+        with PeakRss() as rss, DeviceSampler(run.eng.device_used) as dev:
+            schedule.run(run)
         return ProofResult(
             job_id=job_id,
-            proof_type=pt.name,
-            backend=eng.backend,
-            proof=b"".join(proofs),
-            partitions=[r for r in results if r is not None],
+            proof_type=work.proof_type.name,
+            backend=run.eng.backend,
+            proof=b"".join(run.proofs),
+            partitions=[r for r in run.results if r is not None],
             setup=setup,
-            wall_s=wall,
-            rss_peak_bytes=_peak_rss() if rss_reset else None,
+            wall_s=time.perf_counter() - t_start,
+            rss_peak_bytes=rss.peak,
             device_peak_bytes=dev.peak,
-            host_reserved_peak_bytes=host_peak,
+            host_reserved_peak_bytes=schedule.host_peak,
         )
 
     def self_test(self, engine: int = 0) -> float:
         """Prove and verify a small circuit on engine ``engine`` (a fresh setup by the reference
         implementation); also check that a wrong public input is rejected. Warms the kernels the real proofs
         use. Returns seconds; raises RuntimeError saying what failed."""
-        from gpu.groth16.verifier import verify
-
         eng = self.engines[engine]
         setup = self.setup if self.setup is not None else _reference_setup
         t0 = time.perf_counter()
@@ -735,60 +368,90 @@ class ProofPipeline:
             eng.release(asg)
         what = f"self-test: the {r1cs.num_constraints}-constraint proof on {eng.backend}"
         try:
-            good = verify(params.vk, proof, xs)
+            good = groth16_verifier.verify(params.vk, proof, xs)
         except ValueError as e:  # malformed proof bytes
             raise RuntimeError(f"{what} did not verify: {e}") from e
         if not good:
             raise RuntimeError(f"{what} did not verify")
-        if verify(params.vk, proof, [xs[0] ^ 1, *xs[1:]]):
+        if groth16_verifier.verify(params.vk, proof, [xs[0] ^ 1, *xs[1:]]):
             raise RuntimeError("self-test: a wrong public input was accepted")
         return time.perf_counter() - t0
 
 
-def sizes_of(pt: ProofType | UpdateProofType | PoStProofType, cache: Path | None = None) -> ProofSizes:
-    """``gpu.groth16.plan.ProofSizes`` of one partition of ``pt`` (a seal, an update or a PoSt proof type),
-    from the circuit template's counts: no matrix is tiled and nothing large is allocated, so a 32GiB plan
-    costs the template (recorded once, cached) and not the 7.5 GB R1CS."""
-    from agent.config import cache_dir
-    from gpu.groth16 import plan
-    from porep.post.params import PoStProofType
-    from porep.snap.params import UpdateProofType
-
-    cache = cache if cache is not None else cache_dir()
-    t: PartitionTemplate
-    if isinstance(pt, UpdateProofType):
-        from porep.snap.partition import update_template
-
-        t = update_template(pt, cache)
-    elif isinstance(pt, PoStProofType):
-        from porep.post.partition import post_template
-
-        t = post_template(pt, cache)
-    else:
-        from porep.circuit.partition import partition_template
-
-        t = partition_template(pt, cache)
-    return plan.ProofSizes.of_stats(
-        t.stats(), coeff_bytes=int(t.coeff[0].dtype.itemsize), table_rows=int(t.table.shape[0])
-    )
+_Proven = tuple[bytes, dict[str, float]]  # a partition's proof and the engine's stage times
 
 
-def memory_plan_of(
-    pt: ProofType | UpdateProofType | PoStProofType,
-    *,
-    cuda: bool,
-    device_spmv: bool,
-    params_to_device: bool = True,
-    cache: Path | None = None,
-    budget: int | None = None,
-    layout: str = "auto",
-) -> tuple[ProofSizes, Layout | None, list[Stage]]:
-    """(sizes, layout, the plan's stages) of one proof of ``pt`` on a device of ``budget`` bytes (None: no
-    limit) with ``layout`` forced or ``auto``: the decision the engine makes (``Groth16Engine.layout``), from
-    the template's counts (:func:`sizes_of`). ``cuda`` False: the CPU backend (no layout).
-    ``gpu.groth16.plan.LayoutError`` when nothing of that kind fits the budget."""
-    from gpu.groth16 import plan
+class _ProofRun:
+    """One proof's partitions as the scheduler's lanes drive them (:class:`PartitionWork`): the witness and
+    A·w, B·w, C·w on a synthesis thread, the Groth16 proof on a lane, then the pairing check once the
+    assignment was given back; the verdicts and proofs by partition."""
 
-    sizes = sizes_of(pt, cache)
-    lay = plan.choose_layout(sizes, budget, device_spmv=device_spmv, force=layout) if cuda else None
-    return sizes, lay, plan.memory_plan(sizes, lay, params_to_device=params_to_device)
+    def __init__(
+        self,
+        pipeline: ProofPipeline,
+        work: Work,
+        job_id: str,
+        shape: _Shape,
+        eng: Engine,
+        memory_bytes: int | None,
+        events: Events | None,
+        verify: bool,
+        device_turn: Callable[[], AbstractContextManager[object]] | None,
+    ) -> None:
+        self.pipeline, self.work, self.job_id, self.shape, self.eng = pipeline, work, job_id, shape, eng
+        self.memory_bytes, self.events, self.verify = memory_bytes, events, verify
+        self.device_turn = device_turn
+        n = self.n = work.partitions
+        self.stages: list[dict[str, float]] = [{} for _ in range(n)]
+        self.results: list[PartitionResult | None] = [None] * n
+        self.proofs: list[bytes] = [b""] * n
+
+    def _event(self, k: int, stage: str, seconds: float | None = None) -> None:
+        emit(self.events, StageEvent(self.job_id, k, self.n, stage, seconds))
+
+    def synthesise(self, k: int) -> Assignment:
+        st = self.stages[k]
+        self._event(k, "witness")
+        t0 = time.perf_counter()
+        witness = self.pipeline.circuits.assignment(self.work, k)
+        st["witness"] = time.perf_counter() - t0
+        self._event(k, "witness", st["witness"])
+        self._event(k, "a/b/c")
+        t0 = time.perf_counter()
+        asg = self.eng.assign(self.shape.r1cs, witness)
+        del witness
+        st["a/b/c"] = time.perf_counter() - t0
+        self._event(k, "a/b/c", st["a/b/c"])
+        return asg
+
+    def prove(self, k: int, assignment: Assignment) -> _Proven:
+        """The Groth16 proof, inside the device turn when there is one (its wait: stage ``device_wait``)."""
+        t0 = time.perf_counter()
+        with self.device_turn() if self.device_turn is not None else nullcontext():
+            if self.device_turn is not None:
+                self.stages[k]["device_wait"] = time.perf_counter() - t0
+            self._event(k, "prove")
+            timings: dict[str, float] = {}
+            t0 = time.perf_counter()
+            proof = self.eng.prove(
+                self.shape.key, assignment, memory_bytes=self.memory_bytes, timings=timings
+            )
+            prove_s = time.perf_counter() - t0
+        return proof, _engine_stages(timings, prove_s)
+
+    def release(self, assignment: Assignment) -> None:
+        self.eng.release(assignment)
+
+    def finish(self, k: int, proven: _Proven) -> None:
+        proof, engine_stages = proven
+        st = self.stages[k]
+        st.update(engine_stages)
+        self._event(k, "prove", engine_stages["groth16"])
+        good: bool | None = None
+        if self.verify:
+            t0 = time.perf_counter()
+            good = self.pipeline.verifier.partition(self.work, k, proof)
+            st["verify"] = time.perf_counter() - t0
+            self._event(k, "verified" if good else "NOT VERIFIED", st["verify"])
+        self.results[k] = PartitionResult(k, good, st)
+        self.proofs[k] = proof

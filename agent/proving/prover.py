@@ -20,18 +20,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
 from agent.metrics import ProverMetrics, device_label
+from agent.paramfiles import ParamDigests, fetch_hint, verdict
 from agent.progress import StageProgress
+from agent.proving.kind import WorkKind
+from agent.proving.parameters import params_paths
 from agent.proving.pipeline import Events, ProofCancelled, ProofPipeline, ProofResult, StageEvent
 from agent.proving.verifier import VerifyReport
 from agent.proving.work import Work
+from porep.official_params import DAMAGED, OFFICIAL
+from porep.post.params import PoStProofType, post_proof_type
+from porep.prooftypes import ProofType, proof_type
+from porep.snap.params import UpdateProofType, update_proof_type
 
 if TYPE_CHECKING:
     from gpu.device import Device
-    from porep.post.params import PoStProofType
-    from porep.prooftypes import ProofType
-    from porep.snap.params import UpdateProofType
 
 __all__ = ["AdmittedProver", "NotLendable", "Proven"]
 
@@ -49,16 +55,6 @@ class Proven:
     report: VerifyReport
     result: ProofResult | None = None
     setup_s: float = 0.0
-
-
-def _kind_of(pt: ProofType | UpdateProofType | PoStProofType) -> str:
-    """The metrics' kind label of a proof type's parameters."""
-    from porep.post.params import PoStProofType
-    from porep.snap.params import UpdateProofType
-
-    if isinstance(pt, PoStProofType):
-        return f"{pt.kind.value}-post"
-    return "snap" if isinstance(pt, UpdateProofType) else "porep"
 
 
 class NotLendable(RuntimeError):
@@ -193,7 +189,7 @@ class AdmittedProver:
             self.pipeline.shape(pt, engine=i, setup=setup, events=events)
             self.charge_resident(pt, i)
         if self.metrics is not None:
-            self.metrics.params_loaded(pt.name, _kind_of(pt), self._origins.get(pt.param_stem))
+            self.metrics.params_loaded(pt.name, WorkKind.of(pt).value, self._origins.get(pt.param_stem))
         return self.pipeline.job_device_bytes(pt)
 
     async def prove(
@@ -255,8 +251,6 @@ class AdmittedProver:
         turn: Callable[[Device], AbstractContextManager[object]] | None = None,
         lent: Grant | None = None,
     ) -> tuple[ProofResult, Device, float]:
-        import anyio
-
         pt = work.proof_type
         self.pipeline.params_file(pt)  # a missing file is named before minutes of synthesis
         t0 = time.perf_counter()
@@ -299,7 +293,6 @@ class AdmittedProver:
     def prove_now(self, work: Work, job_id: str, *, events: Events | None = None) -> ProofResult:
         """:meth:`prove` from synchronous code (``psagent prove``, ``bench e2e``): the same admission, budget
         and pipeline as the agent's and the engine server's; the pipeline's result."""
-        import anyio
 
         async def run() -> Proven:
             return await self.prove(work, job_id, events=events)
@@ -321,8 +314,6 @@ class AdmittedProver:
 
     async def preload(self, pt: ProofType | UpdateProofType | PoStProofType) -> float:
         """Load ``pt``'s parameters and key on every engine now (what a first proof would do); seconds."""
-        import anyio
-
         self.pipeline.params_file(pt)
         t0 = time.perf_counter()
         await anyio.to_thread.run_sync(self._ready, pt)
@@ -344,17 +335,13 @@ class AdmittedProver:
                 freed += nbytes
             self.pipeline.evict(pt)
         if self.metrics is not None:
-            self.metrics.params_evicted(pt.name, _kind_of(pt))
+            self.metrics.params_evicted(pt.name, WorkKind.of(pt).value)
         return freed
 
     def warm_up(self) -> None:
         """The readiness gate's work: parameters of every accepted proof type (PoRep and update) present and
         loaded on every engine, then a self-test proof verified on each. Raises with the reason when any of
         it fails."""
-        from porep.post.params import post_proof_type
-        from porep.prooftypes import proof_type
-        from porep.snap.params import update_proof_type
-
         todo: list[tuple[ProofType | UpdateProofType | PoStProofType, str]] = [
             (proof_type(n), n) for n in self.accepted
         ]
@@ -376,10 +363,6 @@ class AdmittedProver:
         With ``official_only``, any file that is not official is refused here, before it is loaded: the
         self-test would pass (it verifies against the same key) and every proof would then be refused by the
         market, each missed deadline costing 50 challenge proofs."""
-        from agent.paramfiles import ParamDigests, fetch_hint, verdict
-        from agent.proving.parameters import params_paths
-        from porep.official_params import DAMAGED, OFFICIAL
-
         digests = ParamDigests(self.pipeline.cache)
         for path in params_paths(self.params_dir, pt):
             if path.is_file():
@@ -389,7 +372,7 @@ class AdmittedProver:
                 if path.suffix == ".params":
                     self._origins[pt.param_stem] = v.kind
                 if self.official_only and v.kind != OFFICIAL:
-                    update = "empty-sector-update" in pt.param_stem
+                    update = WorkKind.of(pt) is WorkKind.SNAP
                     fix = fetch_hint(pt.size_label, self.params_dir, update=update, official=True)
                     raise RuntimeError(
                         f"{path.name} is {v.kind} ({v.reason}), not the official file: the market verifies "

@@ -5,6 +5,10 @@ Independent of the prover: the public inputs are the Work's, computed from the r
 without the circuit, and the verifying key is the proof type's, found by its parameter stem (seal and update
 proof types have different stems, so "StackedDrg2KiBV1" cannot pick the wrong key). The check itself is
 ``gpu.groth16.verifier.verify`` (pyblst, the library Filecoin verifies with).
+
+``gpu.groth16.verifier`` loads numba, so it is imported in the methods: ``psagent verify`` imports this module
+before it reads its configuration, which places Numba's kernel cache (numba reads that once, when first
+imported).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.proving.parameters import params_paths
+from gpu.groth16 import PROOF_BYTES
 
 if TYPE_CHECKING:
     from agent.proving.work import Work
@@ -61,7 +66,7 @@ class HostVerifier:
 
     def __init__(self, params_dir: Path, *, keys: Mapping[str, VerifyingKey] | None = None) -> None:
         """``keys``: verifying keys by parameter stem, used before the ``.vk`` files (tests, embedding)."""
-        from gpu.groth16.verifier import prepare_verifying_key
+        from gpu.groth16.verifier import prepare_verifying_key  # numba: after the kernel-cache set-up
 
         self.params_dir = Path(params_dir)
         self._pvks: dict[str, PreparedVerifyingKey] = {
@@ -72,7 +77,7 @@ class HostVerifier:
     def use_key(self, pt: ProofType | UpdateProofType | PoStProofType, vk: VerifyingKey) -> None:
         """Verify ``pt`` with ``vk`` (the pipeline passes the key inside the ``.params`` file it proves with),
         unless a key for its stem is already held."""
-        from gpu.groth16.verifier import prepare_verifying_key
+        from gpu.groth16.verifier import prepare_verifying_key  # numba: after the kernel-cache set-up
 
         with self._lock:
             if pt.param_stem not in self._pvks:
@@ -87,7 +92,7 @@ class HostVerifier:
             pvk = self._pvks.get(pt.param_stem)
         if pvk is not None:
             return pvk
-        from gpu.groth16.params import VerifyingKey
+        from gpu.groth16.params import VerifyingKey  # numba: after the kernel-cache set-up
         from gpu.groth16.verifier import prepare_verifying_key
 
         path = self.vk_file(pt)
@@ -99,15 +104,13 @@ class HostVerifier:
 
     def partition(self, work: Work, k: int, proof: bytes) -> bool:
         """One pairing check: partition ``k``'s 192-byte proof against its public inputs."""
-        from gpu.groth16.verifier import verify
+        from gpu.groth16.verifier import verify  # numba: after the kernel-cache set-up
 
         return bool(verify(self.key(work.proof_type), proof, list(work.public_inputs[k])))
 
     def verify(self, work: Work, proof: bytes) -> VerifyReport:
         """Every partition of a whole proof (the concatenation in partition order); a wrong length is a
         report that names it, not an exception."""
-        from gpu.groth16 import PROOF_BYTES
-
         n = work.partitions
         if len(proof) != work.proof_bytes:
             return VerifyReport((False,) * n, f"proof is {len(proof)} bytes, want {work.proof_bytes}")

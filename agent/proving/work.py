@@ -14,23 +14,34 @@ vanilla checks itself to report every failure instead of the first.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from agent.proving.kind import WorkKind
 from gpu.groth16 import PROOF_BYTES
+from market.errors import ProtocolError
+from market.proofdata import ProofData
+from porep.c1 import DEFAULT_MAX_BYTES, C1FormatError, parse_c1
+from porep.c1.envelope import looks_like_lotus_c2_input, parse_lotus_c2_input
+from porep.ids import prover_id
+from porep.post import verify as post_verify
+from porep.post.params import PoStKind
+from porep.post.partition import post_public_inputs
+from porep.sdr import public_inputs, vanilla_verify
+from porep.snap.partition import UpdateWork, update_public_inputs
+from porep.snap.verify import check_request
 
 if TYPE_CHECKING:
-    from market.proofdata import ProofData, Snap
+    from market.proofdata import Snap
     from porep.c1 import SealCommitPhase1Output
     from porep.post.params import PoStProofType
-    from porep.post.verify import CheckedPoSt
     from porep.prooftypes import ProofType
     from porep.snap.params import UpdateProofType
-    from porep.snap.partition import UpdateWork
 
-__all__ = ["InputFormat", "Recognised", "Work", "WorkError", "WorkKind", "recognise"]
+__all__ = ["InputFormat", "JobId", "Recognised", "Work", "WorkError", "WorkKind", "recognise"]
 
 
 
@@ -38,21 +49,35 @@ class WorkError(ValueError):
     """Input that is not work this agent can prove; ``str(err)`` is one line."""
 
 
-class WorkKind(StrEnum):
-    """What a request asks for: a PoRep C2 (the StackedDRG circuit), a SnapDeals update proof, or (Curio's
-    engine calls only) a WinningPoSt or one WindowPoSt partition (the FallbackPoSt circuit)."""
-
-    POREP = "porep"
-    SNAP = "snap"
-    WINNING_POST = "winning-post"
-    WINDOW_POST = "window-post"
-
-
 class InputFormat(StrEnum):
     C1 = "C1"
     PROOFDATA = "ProofData"
     LOTUS_BENCH = "lotus-bench c1out.json"
     CUZK = "cuzk SubmitProofRequest"  # Curio's proving-engine call (agent.cuzk): a Snap request's fields
+
+
+class JobId(str):
+    """The name a proof job goes by in logs, stage events and the store, made here only, one spelling per
+    origin: the agent's request attempt, a one-off command, an engine call."""
+
+    __slots__ = ()
+
+    @classmethod
+    def for_request(cls, work: Work, row_id: int, attempt: int) -> JobId:
+        """``ps-<kind>-<miner>-<sector>-<row>-<attempt>``: unique per attempt, so the partitions of two
+        attempts are never mixed."""
+        return cls(f"ps-{work.kind.value}-{work.miner}-{work.sector}-{row_id}-{attempt}")
+
+    @classmethod
+    def fresh(cls, prefix: str = "job") -> JobId:
+        """``<prefix>-<random UUID>``: a one-off job (``psagent prove``, ``bench e2e``)."""
+        return cls(f"{prefix}-{uuid.uuid4().hex}")
+
+    @classmethod
+    def for_engine(cls, request_id: str, seq: int) -> JobId:
+        """``<request id>#<n>``: an engine call, by the caller's request id (``job`` when it gave none) and
+        the engine's own sequence number (a request id may come again)."""
+        return cls(f"{request_id or 'job'}#{seq}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,11 +108,6 @@ def recognise(raw: bytes, *, request_only: bool = False, c1_only: bool = False) 
     """Which input ``raw`` is, parsed (values strictly, any JSON formatting), nothing checked beyond that.
     ``request_only``: only the market's ProofData is accepted (what the agent fetches); ``c1_only``: only a
     bare C1 (what Curio's engine call carries inside its wrapper). Raises :class:`WorkError`."""
-    from market.errors import ProtocolError
-    from market.proofdata import ProofData
-    from porep.c1 import DEFAULT_MAX_BYTES, C1FormatError, parse_c1
-    from porep.c1.envelope import looks_like_lotus_c2_input, parse_lotus_c2_input
-
     raw = bytes(raw)
     if c1_only:
         try:
@@ -170,7 +190,7 @@ class Work:
     format: InputFormat
     miner: int | None
     sector: int | None
-    post: CheckedPoSt | None = None
+    post: post_verify.CheckedPoSt | None = None
 
     @property
     def partitions(self) -> int:
@@ -186,11 +206,6 @@ class Work:
         """Whether the public inputs are bound to a sector (replica_id re-derived from miner and sector);
         a bare C1 without them is proven against the replica_id its header carries."""
         return self.kind is not WorkKind.POREP or self.sector is not None
-
-    def job_id(self, *suffix: object) -> str:
-        """``ps-<kind>-<miner>-<sector>-…``: what the agent's job ids and logs name a request by."""
-        parts = [f"ps-{self.kind.value}", str(self.miner), str(self.sector), *map(str, suffix)]
-        return "-".join(parts)
 
     @classmethod
     def from_bytes(
@@ -232,16 +247,12 @@ class Work:
         one bincode ``FallbackPoStSectorProof`` per sector, the WindowPoSt partition index): the strict check
         (``porep.post.verify``, docs post.md §4) and the public inputs from the public values only (§5.2).
         ``winning``: the kind the request claims. One partition; ``raw`` stays empty."""
-        from porep.post.params import PoStKind
-        from porep.post.partition import post_public_inputs
-        from porep.post.verify import PoStProofError, check_request
-
         kind = PoStKind.WINNING if winning else PoStKind.WINDOW
         try:
-            checked = check_request(
+            checked = post_verify.check_request(
                 registered_proof, randomness, list(vanilla_proofs), partition_index=partition_index, kind=kind
             )
-        except PoStProofError as exc:
+        except post_verify.PoStProofError as exc:
             raise WorkError(f"the PoSt request failed the strict check: {_first_line(exc)}") from exc
         inputs = post_public_inputs(checked)
         wk = WorkKind.WINNING_POST if winning else WorkKind.WINDOW_POST
@@ -253,25 +264,21 @@ class Work:
 
 
 def _porep_work(got: Recognised, raw: bytes, miner: int | None, sector: int | None) -> Work:
-    from porep.ids import prover_id
-    from porep.sdr.public_inputs import from_c1, record_inputs
-    from porep.sdr.vanilla_verify import VanillaProofError, check_c1
-
     c1 = got.c1
     assert c1 is not None
     prover = prover_id(miner) if miner is not None else None
     try:
-        check_c1(c1, prover_id=prover, sector=sector)
-    except VanillaProofError as exc:
+        vanilla_verify.check_c1(c1, prover_id=prover, sector=sector)
+    except vanilla_verify.VanillaProofError as exc:
         raise WorkError(f"the C1 failed the strict check: {_first_line(exc)}") from exc
     if prover is not None and sector is not None:
         arr = c1.arrays
-        inputs = record_inputs(
+        inputs = public_inputs.record_inputs(
             c1.proof_type, prover_id=prover, sector_id=sector, ticket=arr.domain("ticket"),
             seed=arr.domain("seed"), comm_d=arr.domain("comm_d"), comm_r=arr.domain("comm_r"),
         )
     else:
-        inputs = from_c1(c1)
+        inputs = public_inputs.from_c1(c1)
     return Work(
         WorkKind.POREP, c1.proof_type, c1, None, tuple(tuple(v) for v in inputs), raw, got.format, miner,
         sector,
@@ -279,9 +286,6 @@ def _porep_work(got: Recognised, raw: bytes, miner: int | None, sector: int | No
 
 
 def _snap_work(got: Recognised, raw: bytes) -> Work:
-    from porep.snap.partition import UpdateWork, update_public_inputs
-    from porep.snap.verify import check_request
-
     snap = got.snap
     assert snap is not None
     try:

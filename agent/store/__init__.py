@@ -51,8 +51,6 @@ from agent.store.sqlite import SqliteStore
 
 __all__ = [
     "ACTIVE_STATES",
-    "TERMINAL_STATES",
-    "TRANSITIONS",
     "Ask",
     "AskState",
     "HostRow",
@@ -63,6 +61,8 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoreError",
+    "TERMINAL_STATES",
+    "TRANSITIONS",
     "TransitionError",
     "claimed",
     "in_worker",

@@ -24,79 +24,16 @@ from typing import Any
 import psycopg
 
 from agent.store.model import StoreError
+from agent.store.schema import POSTGRES_TYPES, migrations, upgrade
 from agent.store.sql import SqlStore, _Cursor, _Db
 
-__all__ = ["PG_MIGRATIONS", "REQUESTER_LOCK", "PgStore"]
+__all__ = ["PG_MIGRATIONS", "PgStore", "REQUESTER_LOCK"]
 
 REQUESTER_LOCK = 0x7073_6167_656E_7401  # "psagent\x01": the fleet's requester election (a bigint key)
 MIGRATION_LOCK = 0x7073_6167_656E_7402  # "psagent\x02": schema upgrades, one member at a time
 
-# The SQLite migrations (agent.store.sqlite.SQLITE_MIGRATIONS) in PostgreSQL's types, version for version: a
-# schema version means the same tables on both backends.
-PG_MIGRATIONS: tuple[str, ...] = (
-    # 1: the first schema
-    """
-    CREATE TABLE requests (
-        row_id       BIGSERIAL PRIMARY KEY,
-        service_id   BIGINT NOT NULL,
-        request_cid  TEXT NOT NULL UNIQUE,
-        work_ask_id  BIGINT NOT NULL,
-        proof_type   TEXT NOT NULL DEFAULT '',
-        obtained_at  DOUBLE PRECISION NOT NULL,
-        deadline     DOUBLE PRECISION,
-        state        TEXT NOT NULL,
-        attempts     INTEGER NOT NULL DEFAULT 0,
-        job_id       TEXT,
-        owner        TEXT,
-        last_error   TEXT,
-        proof        BYTEA,
-        pow          INTEGER,
-        data         BYTEA,
-        updated_at   DOUBLE PRECISION NOT NULL
-    );
-    CREATE INDEX requests_state ON requests(state, row_id);
-    CREATE TABLE payments (
-        nonce              BIGINT PRIMARY KEY,
-        amount             TEXT NOT NULL,
-        cumulative_amount  TEXT NOT NULL,
-        signature          BYTEA NOT NULL,
-        request_cid        TEXT NOT NULL,
-        received_at        DOUBLE PRECISION NOT NULL
-    );
-    CREATE TABLE asks (
-        ask_id         BIGINT PRIMARY KEY,
-        price_attofil  TEXT NOT NULL,
-        created_at     DOUBLE PRECISION NOT NULL,
-        state          TEXT NOT NULL,
-        updated_at     DOUBLE PRECISION NOT NULL
-    );
-    """,
-    # 2: submit attempts
-    """
-    ALTER TABLE requests ADD COLUMN submit_attempts INTEGER NOT NULL DEFAULT 0;
-    """,
-    # 3: fleet members
-    """
-    CREATE TABLE hosts (
-        owner          TEXT PRIMARY KEY,
-        hostname       TEXT NOT NULL,
-        pid            INTEGER NOT NULL,
-        capacity       INTEGER NOT NULL,
-        devices        TEXT NOT NULL DEFAULT '',
-        started_at     DOUBLE PRECISION NOT NULL,
-        heartbeat_at   DOUBLE PRECISION NOT NULL,
-        last_error     TEXT,
-        last_error_at  DOUBLE PRECISION,
-        requester      INTEGER NOT NULL DEFAULT 0,
-        stopped_at     DOUBLE PRECISION
-    );
-    CREATE INDEX requests_owner ON requests(owner);
-    """,
-    # 4: the column holds the request's kind ("porep" | "snap"), not a proof type
-    """
-    ALTER TABLE requests RENAME COLUMN proof_type TO kind;
-    """,
-)
+# agent.store.schema's migrations in PostgreSQL's types (SQLite's are the same ones in its types).
+PG_MIGRATIONS = migrations(POSTGRES_TYPES)
 
 
 class _PgDb:
@@ -196,16 +133,10 @@ class PgStore(SqlStore):
             if r is None:
                 db.execute("INSERT INTO psagent_schema (version) VALUES (0)")
             version = 0 if r is None else int(r[0])
-            if version > self.SCHEMA_VERSION:
-                raise StoreError(
-                    f"the store {_redact(self.url)} has schema version {version}, newer than this psagent "
-                    f"knows ({self.SCHEMA_VERSION}): upgrade psagent"
-                )
-            for n in range(version, self.SCHEMA_VERSION):
-                for statement in PG_MIGRATIONS[n].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute("UPDATE psagent_schema SET version = ?", (n + 1,))
+            upgrade(
+                db, version, PG_MIGRATIONS, store=_redact(self.url),
+                mark=lambda n: db.execute("UPDATE psagent_schema SET version = ?", (n,)),
+            )
 
     def schema_version(self) -> int:
         with self._read() as db:

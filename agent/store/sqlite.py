@@ -8,74 +8,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agent.store.model import StoreError
+from agent.store.schema import SQLITE_TYPES, migrations, upgrade
 from agent.store.sql import SqlStore, _Db
 
 __all__ = ["SQLITE_MIGRATIONS", "SqliteStore"]
 
-SQLITE_MIGRATIONS: tuple[str, ...] = (
-    # 1: the first schema
-    """
-    CREATE TABLE requests (
-        row_id       INTEGER PRIMARY KEY AUTOINCREMENT,
-        service_id   INTEGER NOT NULL,
-        request_cid  TEXT NOT NULL UNIQUE,
-        work_ask_id  INTEGER NOT NULL,
-        proof_type   TEXT NOT NULL DEFAULT '',
-        obtained_at  REAL NOT NULL,
-        deadline     REAL,
-        state        TEXT NOT NULL,
-        attempts     INTEGER NOT NULL DEFAULT 0,
-        job_id       TEXT,
-        owner        TEXT,
-        last_error   TEXT,
-        proof        BLOB,
-        pow          INTEGER,
-        data         BLOB,
-        updated_at   REAL NOT NULL
-    );
-    CREATE INDEX requests_state ON requests(state, row_id);
-    CREATE TABLE payments (
-        nonce              INTEGER PRIMARY KEY,
-        amount             TEXT NOT NULL,
-        cumulative_amount  TEXT NOT NULL,
-        signature          BLOB NOT NULL,
-        request_cid        TEXT NOT NULL,
-        received_at        REAL NOT NULL
-    );
-    CREATE TABLE asks (
-        ask_id         INTEGER PRIMARY KEY,
-        price_attofil  TEXT NOT NULL,
-        created_at     REAL NOT NULL,
-        state          TEXT NOT NULL,
-        updated_at     REAL NOT NULL
-    );
-    """,
-    # 2: submit attempts, so a 409 after a crash between submitting and recording it is understood
-    """
-    ALTER TABLE requests ADD COLUMN submit_attempts INTEGER NOT NULL DEFAULT 0;
-    """,
-    # 3: fleet members (one row per agent process: heartbeat, capacity, last error, requester flag)
-    """
-    CREATE TABLE hosts (
-        owner          TEXT PRIMARY KEY,
-        hostname       TEXT NOT NULL,
-        pid            INTEGER NOT NULL,
-        capacity       INTEGER NOT NULL,
-        devices        TEXT NOT NULL DEFAULT '',
-        started_at     REAL NOT NULL,
-        heartbeat_at   REAL NOT NULL,
-        last_error     TEXT,
-        last_error_at  REAL,
-        requester      INTEGER NOT NULL DEFAULT 0,
-        stopped_at     REAL
-    );
-    CREATE INDEX requests_owner ON requests(owner);
-    """,
-    # 4: the column holds the request's kind ("porep" | "snap"), not a proof type
-    """
-    ALTER TABLE requests RENAME COLUMN proof_type TO kind;
-    """,
-)
+SQLITE_MIGRATIONS = migrations(SQLITE_TYPES)
 
 
 class SqliteStore(SqlStore):
@@ -139,16 +77,10 @@ class SqliteStore(SqlStore):
     def _migrate(self) -> None:
         with self._tx() as db:
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > self.SCHEMA_VERSION:
-                raise StoreError(
-                    f"the store {self.path} has schema version {version}, newer than this psagent knows "
-                    f"({self.SCHEMA_VERSION}): upgrade psagent"
-                )
-            for n in range(version, self.SCHEMA_VERSION):
-                for statement in SQLITE_MIGRATIONS[n].split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version = {n + 1}")
+            upgrade(
+                db, version, SQLITE_MIGRATIONS, store=str(self.path),
+                mark=lambda n: db.execute(f"PRAGMA user_version = {n}"),
+            )
 
     def schema_version(self) -> int:
         with self._lock:

@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numba import config
 
+from gpu.options import process
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -63,14 +65,14 @@ def simulator() -> bool:
 
 
 def cache_enabled() -> bool:
-    """On-disk caching of compiled code, opt-in with PSAGENT_NUMBA_CACHE=1.
+    """On-disk caching of compiled code: the per-process ``EngineOptions.kernel_cache`` its caller configured
+    (``gpu.options.configure``), read when a function is decorated.
 
     Off by default: Numba's cache is keyed on the caching function's own file only, so a kernel cached before
-    an edit of the field code it inlines would be reused stale (numba/numba#8888). The GPU suite turns it on
-    with a fresh NUMBA_CACHE_DIR. Nor does the key see the PTX product (``gpu.options``): one cache
-    directory per setting (``EngineOptions.cache_tag``).
+    an edit of the field code it inlines would be reused stale (numba/numba#8888). Nor does the key see the
+    PTX product (``gpu.options``): one cache directory per setting (``EngineOptions.cache_tag``).
     """
-    return os.environ.get("PSAGENT_NUMBA_CACHE") == "1"
+    return process().kernel_cache
 
 
 def jitable(fn: F) -> F:

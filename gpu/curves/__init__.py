@@ -11,7 +11,7 @@ subgroup), G_mul (per-point scalar multiplication), G_add, G_double, G_neg, G_xy
 G_jac_to_affine (batch normalisation), G_sum_xyzz.
 """
 
-from gpu.curves.g1 import (  # noqa: F401
+from gpu.curves.g1 import (
     G1,
     g1_add,
     g1_check,
@@ -29,7 +29,7 @@ from gpu.curves.g1 import (  # noqa: F401
     g1_to_bytes,
     g1_xyzz_to_affine,
 )
-from gpu.curves.g2 import (  # noqa: F401
+from gpu.curves.g2 import (
     G2,
     g2_add,
     g2_check,
@@ -47,4 +47,40 @@ from gpu.curves.g2 import (  # noqa: F401
     g2_to_bytes,
     g2_xyzz_to_affine,
 )
-from gpu.curves.serialisation import EncodingError  # noqa: F401
+from gpu.curves.serialisation import EncodingError
+
+__all__ = [
+    "EncodingError",
+    "G1",
+    "G2",
+    "g1_add",
+    "g1_check",
+    "g1_decode",
+    "g1_double",
+    "g1_encode",
+    "g1_from_blst",
+    "g1_from_bytes",
+    "g1_generator",
+    "g1_jac_to_affine",
+    "g1_mul",
+    "g1_neg",
+    "g1_sum_xyzz",
+    "g1_to_blst",
+    "g1_to_bytes",
+    "g1_xyzz_to_affine",
+    "g2_add",
+    "g2_check",
+    "g2_decode",
+    "g2_double",
+    "g2_encode",
+    "g2_from_blst",
+    "g2_from_bytes",
+    "g2_generator",
+    "g2_jac_to_affine",
+    "g2_mul",
+    "g2_neg",
+    "g2_sum_xyzz",
+    "g2_to_blst",
+    "g2_to_bytes",
+    "g2_xyzz_to_affine",
+]

@@ -38,7 +38,7 @@ from market.mock.checker import ProofChecker
 from market.mock.faults import Fault, FaultPlan, FaultSpecError
 from market.mock.state import MarketState, Refusal
 
-__all__ = ["BASE_PATH", "TRANSPORT_KEY", "MockMarketApp"]
+__all__ = ["BASE_PATH", "MockMarketApp", "TRANSPORT_KEY"]
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,15 @@ class MockMarketApp:
         raw = parse_f1(text)
         return encode_f1(raw[1:]), raw
 
+    def _signed(self, request: Request, raw: bytes, kind: str, value: str) -> float:
+        """Check the call's ``signature`` (the wallet ``raw``'s, over ``kind`` and ``value``, fresh, its nonce
+        unused): AuthError otherwise. Returns the time it was checked at."""
+        now = self.now()
+        verify_signed_request(
+            request.query_params.get("signature"), raw, kind, value.encode(), now=now, nonces=self.nonces
+        )
+        return now
+
     def _refuse(self, exc: AuthError | Refusal) -> Response:
         self.state.count(f"rejected_{exc.reason}")
         return _text(exc.status, str(exc))
@@ -207,15 +216,7 @@ class MockMarketApp:
             price = int(price_text)
             if price > MAX_PRICE or price % PRICE_RESOLUTION:
                 raise AuthError(400, "bad_price", "price must be a whole number of nanoFIL, at most 1 FIL")
-            now = self.now()
-            verify_signed_request(
-                request.query_params.get("signature"),
-                raw,
-                "work-ask",
-                price_text.encode(),
-                now=now,
-                nonces=self.nonces,
-            )
+            now = self._signed(request, raw, "work-ask", price_text)
             self.state.count("asks")
             return JSONResponse(self.state.create_ask(wallet, price, now))
         except (AuthError, Refusal) as exc:
@@ -243,15 +244,7 @@ class MockMarketApp:
             wallet, raw = self._wallet(request.path_params["wallet"])
             if not _CID.fullmatch(cid):
                 raise AuthError(400, "bad_cid", f"{cid[:80]!r} is not a request CID")
-            now = self.now()
-            verify_signed_request(
-                request.query_params.get("signature"),
-                raw,
-                "work-complete",
-                cid.encode(),
-                now=now,
-                nonces=self.nonces,
-            )
+            now = self._signed(request, raw, "work-complete", cid)
             proof = await request.body()
             if len(proof) > MAX_PROOF_BYTES:
                 raise AuthError(400, "proof_too_large", "proof body too large")
@@ -274,15 +267,7 @@ class MockMarketApp:
             wallet, raw = self._wallet(request.query_params.get("provider-id", ""))
             if not _DECIMAL.fullmatch(ask_text) or int(ask_text) >= 2**63:
                 raise AuthError(400, "bad_ask_id", f"ask id {ask_text[:40]!r} is not an int64")
-            now = self.now()
-            verify_signed_request(
-                request.query_params.get("signature"),
-                raw,
-                "work-withdraw",
-                ask_text.encode(),
-                now=now,
-                nonces=self.nonces,
-            )
+            now = self._signed(request, raw, "work-withdraw", ask_text)
             self.state.withdraw(wallet, int(ask_text), now)
             return _text(200, "withdrawn")
         except (AuthError, Refusal) as exc:

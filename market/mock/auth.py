@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from coincurve import PublicKey
 
 __all__ = [
-    "NONCE_EXPIRY_S",
-    "SKEW_ALLOWANCE_S",
     "AuthError",
+    "NONCE_EXPIRY_S",
     "NonceCache",
     "ParsedSignature",
+    "SKEW_ALLOWANCE_S",
     "encode_f1",
     "parse_f1",
     "parse_signature",

@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHALLENGE_MINER", "CHALLENGE_SECTOR", "SNAP_SECTOR", "ChallengePool"]
+__all__ = ["CHALLENGE_MINER", "CHALLENGE_SECTOR", "ChallengePool", "SNAP_SECTOR"]
 
 log = logging.getLogger(__name__)
 

@@ -76,12 +76,12 @@ def dump_c1(c1: SealCommitPhase1Output, order: KeyOrder | str | None = None) -> 
 
 
 __all__ = [
-    "DEFAULT_MAX_BYTES",
     "C1Arrays",
     "C1FormatError",
     "Column",
-    "Decoded",
     "ColumnProof",
+    "DEFAULT_MAX_BYTES",
+    "Decoded",
     "Domain",
     "EncodingProof",
     "KeyOrder",

@@ -2,7 +2,7 @@
 
 Not a proof of anything (hashes are random, so vanilla verification fails); they exercise the C1 codec and
 models at every size — including the 32GiB shape that the P7 benchmark parses — without sealing a
-sector. For *valid* C1s of any size without sealing (``psagent c1 synth``) see :mod:`porep.c1.sparse`.
+sector. For *valid* C1s of any size without sealing (``psagent c1 synth``) see :mod:`porep.sdr.sparse`.
 Indices are made consistent the way a real C1's are, so code that only reads structure (challenge
 = c_x column = labeling node = the leaf index of every path) sees realistic data:
 

@@ -2,7 +2,7 @@
 
 A tree whose untouched leaves are all equal has equal untouched subtrees: at every level an untouched node
 is the same hash of ``arity`` copies of the level below's default, so the whole tree costs one hash per
-level plus the ancestors of the touched leaves. This is what lets :mod:`porep.c1.sparse` build the trees
+level plus the ancestors of the touched leaves. This is what lets :mod:`porep.sdr.sparse` build the trees
 of a 32GiB or 64GiB sector in milliseconds.
 
 The tree is described by its arity per level, leaf level first, so the Sub/Top shapes of 32GiB/64GiB

@@ -22,13 +22,13 @@ from porep.prooftypes import PARAMETER_CACHE_VERSION, GiB, KiB, MiB, TreeShape
 
 __all__ = [
     "POST_PROOF_TYPES",
+    "PoStKind",
+    "PoStProofType",
+    "RegisteredPoStProof",
     "WINDOW_CHALLENGES",
     "WINDOW_SECTORS",
     "WINNING_CHALLENGES",
     "WINNING_SECTORS",
-    "PoStKind",
-    "PoStProofType",
-    "RegisteredPoStProof",
     "post_proof_type",
 ]
 

@@ -2,7 +2,7 @@
 
 The vanilla check and the circuit look only at what a partition proof carries: comm_c, the apex leaves,
 and per challenge three Merkle paths with their leaves (docs snap.md §4.3, §6.2). So the three trees may
-be almost constant, as in :mod:`porep.c1.sparse` for PoRep. Unlike PoRep, the challenges depend on the
+be almost constant, as in :mod:`porep.sdr.sparse` for PoRep. Unlike PoRep, the challenges depend on the
 *result*: comm_d_new and comm_r_old give phi, phi gives rho, rho the new replica, the new replica
 comm_r_new, and comm_r_new the challenges (snap.md §2.2, §3). Nothing at a challenged node can be chosen
 after the challenges are known, so every leaf is fixed in advance and the challenged leaves are simply

@@ -302,24 +302,24 @@ def test_kernel_cache_directory_per_version_and_setting(
     from agent.cli.common import announce_compilation, enable_kernel_cache, kernel_cache_dir
     from agent.config import Settings, engine_options
 
-    _clear(monkeypatch, "PSAGENT_NUMBA_CACHE", "NUMBA_CACHE_DIR", "PSAGENT_CACHE_DIR", "PSAGENT_PTX")
+    _clear(monkeypatch, "PSAGENT_NUMBA_CACHE", "NUMBA_CACHE_DIR", "PSAGENT_CACHE_DIR", "PSAGENT_PROVER__PTX")
     monkeypatch.setattr(common, "_ours", [None])
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     d = kernel_cache_dir(engine_options())
     assert d.parent == tmp_path / "psagent" / "numba" and re.fullmatch(r".+-[0-9a-f]{16}-ptx1", d.name)
-    monkeypatch.setenv("PSAGENT_PTX", "0")  # the override, read by the configuration layer into the record
+    monkeypatch.setenv("PSAGENT_PROVER__PTX", "off")  # [prover] from the environment, read by agent.config
     assert kernel_cache_dir(engine_options()).name == d.name[:-1] + "0"
-    monkeypatch.setenv("PSAGENT_PTX_MUL", "cios")
-    monkeypatch.setenv("PSAGENT_PTX", "1")
+    monkeypatch.setenv("PSAGENT_PROVER__PTX", "cios")
     assert kernel_cache_dir(engine_options()).name == d.name + "-cios"
     monkeypatch.setenv("PSAGENT_CACHE_DIR", str(tmp_path / "svc"))
     assert kernel_cache_dir(engine_options()).parent == tmp_path / "svc" / "numba"
     enable_kernel_cache(engine_options())
     first = os.environ["NUMBA_CACHE_DIR"]
-    _clear(monkeypatch, "PSAGENT_PTX", "PSAGENT_PTX_MUL")  # (the environment would beat the file)
+    _clear(monkeypatch, "PSAGENT_PROVER__PTX")  # (the environment would beat the file)
     enable_kernel_cache(engine_options(Settings(prover={"ptx": "off"})))  # a config file read later: moved
     assert os.environ["NUMBA_CACHE_DIR"] != first and os.environ["NUMBA_CACHE_DIR"].endswith("-ptx0")
     assert os.environ["PSAGENT_NUMBA_CACHE"] == "1" and Path(os.environ["NUMBA_CACHE_DIR"]).is_dir()
+    assert engine_options().kernel_cache  # the switch reaches the engine as a value (gpu reads no PSAGENT_*)
     announce_compilation()
     assert "compiling kernels (first run only)" in capsys.readouterr().err
     (Path(os.environ["NUMBA_CACHE_DIR"]) / "m").mkdir()

@@ -135,6 +135,14 @@ class Probe:
         prover = runtime.engine_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
         return prover.accepted, prover.accepted_update
 
+    def device_budgets(self, s: Settings) -> object:
+        """Each device's budget in admission once the prover has asked its engine (``memory_budget``: what it
+        does before it charges a key to the device; the simulator has no free-memory figure of its own)."""
+        prover = self.prover(s)
+        for i in range(len(prover.slots)):
+            prover._set_budget(i)
+        return [b.total for b in prover.admission.budgets.values()]
+
     def cpu_threads(self, s: Settings) -> object:
         """The host pool's width once the runtime has built the prover (gpu.options, per process)."""
         from gpu.arith.cpupool import cpu_threads
@@ -192,7 +200,8 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
     "prover.backend": ("cuda", lambda p, s: p.prover(s).backend),
     "prover.devices": ([1], lambda p, s: [e.device.index for e in p.prover(s).pipeline.engines]),
     "prover.partition_workers": (3, lambda p, s: p.prover(s).pipeline.workers),
-    "prover.memory_budget_gib": (2.0, lambda p, s: [b.total for b in p.prover(s).admission.budgets.values()]),
+    "prover.device_memory_gib": (2.0, lambda p, s: p.device_budgets(s)),
+    "prover.device_layout": ("stream16", lambda p, s: [e.layout(toy_r1cs(2)).name for e in p.engines(s)]),
     "prover.params_dir": ("OTHER_PARAMS", lambda p, s: p.prover(s).params_dir),
     "prover.allow_development_params": (True, lambda p, s: p.prover(s).official_only),
     "prover.accepted_proof_types": (
@@ -221,6 +230,8 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
 # the key file is probed without the example's wallet address (nobody holds that key)
 CONTEXT: dict[str, dict[str, object]] = {
     "prover.devices": {"prover.backend": "cuda"},
+    "prover.device_memory_gib": {"prover.backend": "cuda"},
+    "prover.device_layout": {"prover.backend": "cuda"},
     "prover.device_spmv": {"prover.backend": "cuda"},
     "prover.params_to_device": {"prover.backend": "cuda"},
     "market.key_file": {"market.wallet": None},

@@ -163,10 +163,13 @@ def test_partition_workers_prove_partitions_of_one_proof_at_once(toy: _Params, t
     three = _pipeline(toy, tmp_path, circuit, engines=[engine], workers=3)
     res = three.prove(work, job_id="three", memory_bytes=3000)
     assert res.ok and res.verified == (True,) * 6 and peak[0] == 3
-    assert engine.memory[-1] == 1000  # the grant shared by the partitions in flight
+    # each partition in flight may use the whole grant: the engine holds its device for a partition's whole
+    # device part, so two partitions' device buffers are never held at once
+    assert engine.memory[-1] == 3000
     per = assignment_host_bytes(three.shape(work.proof_type).r1cs)
     assert res.host_reserved_peak_bytes <= 6 * per and three.host.used == 0
-    assert three.job_device_bytes(work.proof_type) == 3 * one.device_bytes(work.proof_type)
+    # a job reserves one partition's working bytes however many lanes it has (the lanes share them)
+    assert three.job_device_bytes(work.proof_type) == one.device_bytes(work.proof_type)
     # a host budget of one partition still finishes (reservations are taken in partition order)
     tight = _pipeline(toy, tmp_path, circuit, engines=[engine], workers=3, host=HostBudget(per))
     assert tight.prove(work, job_id="tight").ok and tight.host.used == 0
@@ -191,20 +194,40 @@ def test_a_failing_partition_leaves_nothing_reserved(toy: _Params, tmp_path: Pat
 def test_a_cancelled_proof_stops_at_the_next_partition_boundary(toy: _Params, tmp_path: Path) -> None:
     """``cancel`` set while partition 1 is proven: partition 1 ends, nothing after it is proven, what was
     synthesised ahead is given back (host bytes, assignments), and ProofCancelled names the boundary. Set
-    after the last partition was taken, the proof is returned whole."""
+    after the last partition was taken, the proof is returned whole.
+
+    The test waits on the boundaries themselves, never on wall time: the cancel is set once partitions 0 and
+    1 have both started proving, and with two workers partition 0's proof waits for the cancel (so it cannot
+    end, and its lane take partition 2, before partition 1 starts, however loaded the machine)."""
     from agent.proving.pipeline import ProofCancelled
 
+    def reached(boundary: threading.Event, what: str) -> None:
+        assert boundary.wait(30), f"never reached: {what}"  # a guard against a hang, not a timing
+
     for workers in (1, 2):
-        engine = ReferenceEngine(delay_s=0.05)
+        engine = ReferenceEngine()
         cancel = threading.Event()
+        started = threading.Event()  # partition 0 started proving
         after: list[int] = []  # partitions that started proving once the cancel was set
 
-        def note(ev: Any, cancel: threading.Event = cancel, after: list[int] = after) -> None:
-            if ev.stage == "prove" and ev.seconds is None:
-                if cancel.is_set():
-                    after.append(ev.partition)
-                if ev.partition == 1:
-                    cancel.set()
+        def note(
+            ev: Any,
+            cancel: threading.Event = cancel,
+            started: threading.Event = started,
+            after: list[int] = after,
+            workers: int = workers,
+        ) -> None:
+            if ev.stage != "prove" or ev.seconds is not None:
+                return
+            if cancel.is_set():
+                after.append(ev.partition)
+            if ev.partition == 0:
+                started.set()
+                if workers > 1:
+                    reached(cancel, "the cancel, while partition 0 is proven")
+            elif ev.partition == 1:
+                reached(started, "partition 0's proof")
+                cancel.set()
 
         pipe = _pipeline(toy, tmp_path, engines=[engine], workers=workers)
         with pytest.raises(ProofCancelled, match="cancelled before partition"):
@@ -416,9 +439,24 @@ def test_missing_parameters_named_before_synthesis(work_bytes: bytes, tmp_path: 
     assert circuit.r1cs_calls == 0  # named before any synthesis
     with pytest.raises(FileNotFoundError, match="verifying key"):
         HostVerifier(tmp_path).verify(work, b"\0" * 192)
-    # the configured device budget (prover.memory_budget_gib) is what admission grants from
+    # a device budget given to the prover is what admission grants from
     budgeted = AdmittedProver(pipe, device_budget_bytes=123)
     assert budgeted.admission.budgets[CPU_SLOT.index].total == 123
+    # without one, the engine's (Groth16Engine.memory_budget: prover.device_memory_gib, else the device's free
+    # memory once its kernels ran), asked once, before a key is charged to the device
+    asked: list[int] = []
+
+    class Budgeted(ReferenceEngine):
+        def memory_budget(self) -> int | None:
+            asked.append(1)
+            return 456
+
+    budgeted_pipe = ProofPipeline(tmp_path, engines=[Budgeted()], circuits=toy_circuits(circuit))
+    engine_budget = AdmittedProver(budgeted_pipe)
+    assert engine_budget.admission.budgets[CPU_SLOT.index].total != 456
+    engine_budget._set_budget(0)
+    engine_budget._set_budget(0)
+    assert engine_budget.admission.budgets[CPU_SLOT.index].total == 456 and asked == [1]
 
 
 def test_self_test_proves_on_the_engine_and_fails_loudly(toy: _Params, tmp_path: Path) -> None:

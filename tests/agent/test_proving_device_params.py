@@ -71,16 +71,20 @@ def test_the_switch_is_a_value_filled_in_the_configuration_layer(monkeypatch: py
     from agent.config import ConfigError
     from gpu.options import DEVICE_PATHS
 
-    monkeypatch.delenv("PSAGENT_PARAMS_TO_DEVICE", raising=False)
+    monkeypatch.delenv("PSAGENT_PROVER__PARAMS_TO_DEVICE", raising=False)
     assert engine_options().params_to_device is DEVICE_PATHS
     assert Groth16Engine("cuda", options=engine_options()).params_to_device is DEVICE_PATHS
     assert engine_options(Settings(prover={"params_to_device": True})).params_to_device
     for value, on in (("0", False), ("1", True)):
-        monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", value)  # beats the file
+        monkeypatch.setenv("PSAGENT_PROVER__PARAMS_TO_DEVICE", value)  # beats the file
         assert engine_options(Settings(prover={"params_to_device": not on})).params_to_device is on
         assert Groth16Engine("cuda").params_to_device is DEVICE_PATHS  # the engine reads no environment
-    monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "yes")
-    with pytest.raises(ConfigError, match="PSAGENT_PARAMS_TO_DEVICE='yes': must be 0 or 1"):
+    monkeypatch.setenv("PSAGENT_PROVER__PARAMS_TO_DEVICE", "maybe")
+    with pytest.raises(ConfigError, match="environment: prover.params_to_device: must be true or false"):
+        engine_options()
+    monkeypatch.delenv("PSAGENT_PROVER__PARAMS_TO_DEVICE")
+    monkeypatch.setenv("PSAGENT_PARAMS_TO_DEVICE", "1")  # the retired name: refused, naming the one to use
+    with pytest.raises(ConfigError, match="PARAMS_TO_DEVICE is no longer read: use PSAGENT_PROVER__PARAMS"):
         engine_options()
     assert not Groth16Engine("cpu", options=TO_DEVICE).params_to_device  # CUDA only
     assert Groth16Engine("cuda", options=TO_DEVICE).params_to_device

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from agent.proving.work import InputFormat, Work, WorkError, WorkKind, recognise
+from agent.proving.work import InputFormat, JobId, Work, WorkError, WorkKind, recognise
 from market.proofdata import ProofData
 from porep.ids import prover_id
 from porep.sdr.public_inputs import from_c1, record_inputs
@@ -41,7 +41,7 @@ def test_a_market_request_is_bound_to_its_sector(work_bytes: bytes) -> None:
         seed=c1.arrays.domain("seed"), comm_d=c1.arrays.domain("comm_d"), comm_r=c1.arrays.domain("comm_r"),
     )
     assert work.public_inputs == tuple(tuple(v) for v in want)
-    assert work.job_id(7, 2) == "ps-porep-1000-1-7-2"
+    assert JobId.for_request(work, 7, 2) == "ps-porep-1000-1-7-2"
     # another sector for the same C1: its replica_id is not that sector's, the strict check says so
     with pytest.raises(WorkError, match="the C1 failed the strict check: .*replica_id"):
         Work.from_bytes(work_bytes, miner=1000, sector=2)

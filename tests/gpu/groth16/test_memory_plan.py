@@ -43,7 +43,7 @@ def test_the_h_msm_phase_counts_its_whole_pass() -> None:
     n = s.n
     c = window_bits(n - 1)
     worst = msm_context.pass_bytes(np.array([0]), np.array([n - 1]), n, c, plan.G1_XYZZ)[0]
-    assert 20.5 * GB < worst < 21 * GB  # device-memory.md §1.3: 20.72 GB
+    assert 20.5 * GB < worst < 21 * GB  # MSMContext._pass allocates 20,719,913,136 bytes here (20.72 GB)
     buffers = msm_context.pass_buffers(np.array([0]), np.array([n - 1]), n, c, plan.G1_XYZZ)
     assert buffers["buckets"] == num_windows(c) * (1 << (c - 1)) * plan.G1_XYZZ  # what P20's plan left out
     one_pass = plan.Layout.resident_of(s, device_spmv=True)

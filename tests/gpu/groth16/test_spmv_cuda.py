@@ -83,7 +83,7 @@ def test_device_spmv_switch_and_deferred_assignments(seed: int, monkeypatch: pyt
     from gpu.transfer import PinnedPool
 
     r1cs, w, _ = random_circuit(seed, num_constraints=5)
-    monkeypatch.setenv("PSAGENT_DEVICE_SPMV", "1")  # read by the agent's configuration layer, not here
+    monkeypatch.setenv("PSAGENT_PROVER__DEVICE_SPMV", "1")  # read by the agent's configuration, not here
     assert Assignment.from_r1cs(r1cs, w).system is None
     asg = Assignment.from_r1cs(r1cs, w, device_spmv=True)
     assert asg.system is r1cs and asg.a.shape == (0, 8) and np.array_equal(asg.witness, w)

@@ -1,4 +1,4 @@
-"""Sparse C1s (porep.c1.sparse) through the circuit: the witness satisfies the R1CS and the inputs are the
+"""Sparse C1s (porep.sdr.sparse) through the circuit: the witness satisfies the R1CS and the inputs are the
 verifier's. Long suite only (`make test-circuit-long`): 8MiB synthesis takes minutes on 2 cores."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from circuit_c1 import long_only
 
-from porep.c1.sparse import SparseSector, sparse_c1, sparse_sector
 from porep.circuit.stacked import synthesize_c1
 from porep.hashes.merkle import build_poseidon_tree, build_poseidon_tree_mont, build_tree_d
 from porep.ids import prover_id
 from porep.sdr import public_inputs
 from porep.sdr.seal import column_hashes_mont, encode
+from porep.sdr.sparse import SparseSector, sparse_c1, sparse_sector
 from porep.sdr.vanilla_verify import check_c1
 
 MINER, SECTOR, TICKET, SEED = 1000, 11, bytes([5]) * 32, bytes([6]) * 32

@@ -1,4 +1,4 @@
-"""Sparse sectors (porep.c1.sparse): valid C1s of any size without sealing.
+"""Sparse sectors (porep.sdr.sparse): valid C1s of any size without sealing.
 
 At 2KiB the sparse C1 is byte-identical to the C1 that the sealing path (porep.sdr.vanilla) makes from the
 same sector materialised in full and put through the dense tree builders, it passes the strict check, and
@@ -17,14 +17,6 @@ import pytest
 from test_vanilla import MUTATIONS, _flip, _with
 
 from porep.c1 import C1Arrays, parse_c1
-from porep.c1.sparse import (
-    SparseSector,
-    SparseSectorError,
-    sparse_c1_arrays,
-    sparse_c1_json,
-    sparse_sector,
-    tree_arities,
-)
 from porep.hashes.merkle import build_poseidon_tree, build_poseidon_tree_mont, build_tree_d
 from porep.hashes.poseidon import hash2
 from porep.hashes.sha254 import zero_comm
@@ -34,6 +26,14 @@ from porep.prooftypes import DRG_DEGREE, ProofType, TreeShape, proof_type
 from porep.sdr import challenges
 from porep.sdr.labels import create_label, parent_slots
 from porep.sdr.seal import SealedSector, SectorInfo, column_hashes_mont, encode
+from porep.sdr.sparse import (
+    SparseSector,
+    SparseSectorError,
+    sparse_c1_arrays,
+    sparse_c1_json,
+    sparse_sector,
+    tree_arities,
+)
 from porep.sdr.vanilla import make_c1_arrays
 from porep.sdr.vanilla_verify import CHECKS, check_c1, verify_c1
 
