@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,17 +152,17 @@ class DeviceParameters:
         return int(sum(x.nbytes for x in (self.h, self.l, self.a, self.b_g1, self.b_g2)))
 
 
-def load_to_device(
+def _decode_file(
     path: str | os.PathLike[str],
     device: Device,
-    *,
-    h_bitrev: bool = False,
-    chunk_points: int = CHUNK_POINTS,
-    timings: dict[str, float] | None = None,
-) -> DeviceParameters:
-    """Read ``path`` (bellperson layout) by memory map onto ``device``: the vk decoded on the host (with its
-    subgroup checks: a few hundred points), the five sections decoded on the device. EncodingError on a bad
-    layout, flag, coordinate or point off the curve."""
+    section: Callable[[memoryview, int, int, Group, Any, str, int], tuple[Any, int]],
+    timings: dict[str, float] | None,
+) -> tuple[VerifyingKey, list[Any], int]:
+    """(vk, the five sections, logn) of ``path`` read by memory map: the vk decoded on the host (with its
+    subgroup checks: a few hundred points), each section by ``section(view, pos, n, group, bad, name, logn)``
+    on ``device`` (it returns the array and the position after it; every view of the file it makes must die
+    with the call, so the map can close). EncodingError on a bad layout, flag, coordinate or point off the
+    curve."""
     import time
 
     t0 = time.perf_counter()
@@ -182,9 +183,7 @@ def load_to_device(
                             logn = (n + 1).bit_length() - 1
                             if n + 1 != 1 << logn:
                                 raise EncodingError(f"H query has {n} points, not 2^k - 1")
-                        arr, pos = _section(
-                            view, pos, n, group, bad, chunk_points, name == "h" and h_bitrev, logn
-                        )
+                        arr, pos = section(view, pos, n, group, bad, name, logn)
                         out.append(arr)
                     nbad = int(bad.copy_to_host()[0])
                     cuda.synchronize()
@@ -194,6 +193,26 @@ def load_to_device(
         raise EncodingError(f"{path}: {nbad} point(s) with flags set, non-canonical or off the curve")
     if timings is not None:
         timings["load_s"] = time.perf_counter() - t0
+    return vk, out, logn
+
+
+def load_to_device(
+    path: str | os.PathLike[str],
+    device: Device,
+    *,
+    h_bitrev: bool = False,
+    chunk_points: int = CHUNK_POINTS,
+    timings: dict[str, float] | None = None,
+) -> DeviceParameters:
+    """Read ``path`` (bellperson layout) by memory map onto ``device``: the five sections decoded on the
+    device (``_decode_file``), H in bit-reversed slots with ``h_bitrev``."""
+
+    def section(
+        view: memoryview, pos: int, n: int, group: Group, bad: Any, name: str, logn: int
+    ) -> tuple[Any, int]:
+        return _section(view, pos, n, group, bad, chunk_points, name == "h" and h_bitrev, logn)
+
+    vk, out, logn = _decode_file(path, device, section, timings)
     return DeviceParameters(vk, *out, domain_log=logn, h_bitrev=h_bitrev)
 
 
@@ -208,33 +227,13 @@ def load_to_host(
     decoded bases in page-locked host memory (natural order): the key of a streamed layout
     (``gpu.groth16.plan``), which a card smaller than the key streams from. The device holds one chunk's raw
     words and decoded points at a time."""
-    import time
 
-    t0 = time.perf_counter()
-    with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
-            raise EncodingError(f"{path}: empty parameter file")
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            view = memoryview(mm)
-            try:
-                vk, pos = _read_vk(view, 0, True)
-                out: list[np.ndarray] = []
-                with device.use():
-                    bad = cuda.to_device(np.zeros(1, dtype=np.uint32))
-                    for name, group in (("h", G1), ("l", G1), ("a", G1), ("b_g1", G1), ("b_g2", G2)):
-                        n, pos = _read_u32(view, pos)
-                        if name == "h" and (n + 1) & n:
-                            raise EncodingError(f"H query has {n} points, not 2^k - 1")
-                        host, pos = _host_section(view, pos, n, group, bad, chunk_points)
-                        out.append(host)
-                    nbad = int(bad.copy_to_host()[0])
-                    cuda.synchronize()
-            finally:
-                view.release()
-    if nbad:
-        raise EncodingError(f"{path}: {nbad} point(s) with flags set, non-canonical or off the curve")
-    if timings is not None:
-        timings["load_s"] = time.perf_counter() - t0
+    def section(
+        view: memoryview, pos: int, n: int, group: Group, bad: Any, name: str, logn: int
+    ) -> tuple[Any, int]:
+        return _host_section(view, pos, n, group, bad, chunk_points)
+
+    vk, out, _ = _decode_file(path, device, section, timings)
     return Parameters(vk, *out)
 
 
