@@ -112,3 +112,32 @@ def test_msm_context_takes_device_bases(seed: int) -> None:
         MSMContext(d)
     with pytest.raises(ValueError, match="uint32"):
         MSMContext(cuda.to_device(bases.astype(np.uint64)), backend="cuda", device=0)
+
+
+def test_host_loaded_key_is_the_files_points_page_locked(tmp_path: Path, seed: int) -> None:
+    """load_to_host (the streamed layouts' key): the file decoded on the device a chunk at a time into host
+    arrays equal to the host reader's, in natural order, the file's map closed after (the H100 run's first
+    version kept a view of it alive: BufferError); a bad point is refused as load_to_device refuses it."""
+    from gpu.groth16 import plan
+    from gpu.groth16.params_device import load_to_host
+    from gpu.transfer import is_pinned
+
+    sc, params = _circuit(seed)
+    path = tmp_path / "t.params"
+    params.write(path)
+    got = load_to_host(path, devices()[0], chunk_points=5)  # several chunks in every section
+    want = Parameters.read(path, subgroup_check=False)
+    for name, _, arr in want.sections():
+        assert np.array_equal(getattr(got, name), arr), name
+        assert is_pinned(getattr(got, name))  # page-locked (pinned_empty: plain arrays in the simulator)
+    assert got.vk == want.vk
+    lay = plan.candidates(plan.ProofSizes.of_r1cs(sc.r1cs()), plan.STREAM16, device_spmv=False)[0]
+    pk = ProvingKey(got, sc.r1cs().density(), backend="cuda", device=0, layout=lay)
+    assert pk.streamed and pk.ctx == {} and pk.host_bases is not None
+    assert all(pk.host_bases[name] is getattr(got, name) for name in ("h", "l", "a", "b_g1", "b_g2"))
+    raw = bytearray(path.read_bytes())
+    raw[-5] ^= 0x40  # the last B_G2 point: a coordinate changed, no longer on the curve
+    bad = tmp_path / "bad.params"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(Exception, match="off the curve"):
+        load_to_host(bad, devices()[0], chunk_points=5)
