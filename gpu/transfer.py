@@ -42,14 +42,27 @@ _pinned_lock = threading.Lock()
 _pinned: list[tuple[int, int, weakref.ref[np.ndarray]]] = []
 
 
-def pinned_empty(shape: int | tuple[int, ...], dtype: Any = np.uint32) -> np.ndarray:
+def pinned_empty(
+    shape: int | tuple[int, ...], dtype: Any = np.uint32, *, portable: bool = False
+) -> np.ndarray:
     """An uninitialised page-locked host array (plain memory under the CUDA simulator). Uploads from it (or
-    from a contiguous view into it) skip the staging copy. Pinned memory is scarce: allocate once, reuse."""
+    from a contiguous view into it) skip the staging copy. ``portable``: page-locked for every CUDA context
+    of the process, not only the current device's (a key streamed to several GPUs from one host copy).
+    Pinned memory is scarce: allocate once, reuse."""
     from numba import cuda
 
+    from gpu.arith.cudashim import simulator
+
+    dt = np.dtype(dtype)
     if int(np.prod(shape)) == 0:
-        return np.empty(shape, dtype=dtype)  # nothing to pin (the driver refuses 0-byte allocations)
-    arr = cuda.pinned_array(shape, dtype=np.dtype(dtype))
+        return np.empty(shape, dtype=dt)  # nothing to pin (the driver refuses 0-byte allocations)
+    if portable and not simulator():
+        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        nbytes = int(np.prod(dims)) * dt.itemsize
+        buf = cuda.current_context().memhostalloc(nbytes, portable=True)
+        arr = np.ndarray(dims, dtype=dt, buffer=buf)
+    else:
+        arr = cuda.pinned_array(shape, dtype=dt)
     lo = arr.__array_interface__["data"][0]
     with _pinned_lock:
         _pinned[:] = [e for e in _pinned if e[2]() is not None]

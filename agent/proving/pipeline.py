@@ -117,6 +117,14 @@ class _Shape:
     host_bytes: int
 
 
+def _streams(eng: Engine, r1cs: R1CS) -> bool:
+    """Whether ``eng`` keeps ``r1cs``'s bases on the host (a streamed layout): then one page-locked copy
+    serves every engine of the process."""
+    layout = getattr(eng, "layout", None)  # engines without layouts (the CPU's, test doubles): never
+    lay = layout(r1cs) if layout is not None else None
+    return lay is not None and not lay.key_on_device
+
+
 class ProofPipeline:
     """Work → verified proof (see the module docstring). Thread-safe: loading a shape takes a lock;
     concurrent proofs share the keys."""
@@ -153,6 +161,8 @@ class ProofPipeline:
         self.sample = sample or _synthetic_sample
         self.workers = workers
         self._r1cs: dict[str, R1CS] = {}
+        # a streamed layout's page-locked bases, by parameter stem: loaded once, shared by every engine's key
+        self._host_keys: dict[str, Parameters] = {}
         self._shapes: dict[tuple[int, str], _Shape] = {}
         self._lock = threading.Lock()
 
@@ -218,7 +228,11 @@ class ProofPipeline:
                 log.info("%s: first use, reading with the per-point subgroup check (once per file)", path)
             emit(events, StageEvent("", -1, 0, "params" if trusted else "params (first use: point checks)"))
             params: Parameters | DeviceParameters
-            if eng.params_to_device:
+            shared = self._host_keys.get(pt.param_stem) if _streams(eng, r1cs) else None
+            if shared is not None:  # another engine's page-locked bases: one host copy for every device
+                params = shared
+                setup["params_shared"] = 0.0
+            elif eng.params_to_device:
                 params = self._params_to_device(eng, path, r1cs, trusted, setup)
             else:
                 params = self._read_checked(path, trusted, events)
@@ -239,6 +253,8 @@ class ProofPipeline:
             self.verifier.use_key(pt, params.vk)
             setup["key"] = time.perf_counter() - t0
             emit(events, StageEvent("", -1, 0, "key", setup["key"]))
+            if _streams(eng, r1cs) and shared is None:
+                self._host_keys[pt.param_stem] = params  # type: ignore[assignment]  # host Parameters
             got = self._shapes[(engine, pt.param_stem)] = _Shape(pt, r1cs, key, eng.host_bytes(r1cs))
             return got
 
@@ -259,6 +275,7 @@ class ProofPipeline:
             for e in engines:
                 del self._shapes[(e, pt.param_stem)]
             self._r1cs.pop(pt.param_stem, None)
+            self._host_keys.pop(pt.param_stem, None)
         return engines
 
     def _read_checked(self, path: Path, trusted: bool, events: Events | None) -> Parameters:

@@ -248,7 +248,7 @@ def _host_section(
     end = pos + n * size
     if end > len(view):
         raise EncodingError(f"truncated: {n} {group.name} points need {n * size} bytes")
-    host = pinned_empty((n,) + group.affine_shape, np.uint32)
+    host = pinned_empty((n,) + group.affine_shape, np.uint32, portable=True)  # for every GPU of the process
     step = max(1, min(chunk, n))
     d_pts = cuda.device_array((step,) + group.affine_shape, dtype=np.uint32)
     none = cuda.to_device(np.zeros(1, dtype=np.uint32))

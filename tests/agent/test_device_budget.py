@@ -79,3 +79,32 @@ def test_admission_reserves_the_plans_figures(files: SimpleNamespace, tmp_path: 
     assert prover.admission.budgets[0].total == budget - sum(lay.resident().values())
     assert prover.admission.serialized  # the device's jobs take turns: a job's bytes beside the keys only
     memory.ledger(0).cap = None
+
+
+def test_a_streamed_key_is_one_host_copy_for_every_engine(files: SimpleNamespace, tmp_path: Path) -> None:
+    """Two engines (the device seam doubled: the simulator has one device) streaming the same proof type read
+    the parameters once; both keys stream from the same page-locked arrays (on a GPU, allocated portable: one
+    copy serves every context); evicting the type drops it."""
+    options = EngineOptions(device_memory=2 * 10**9, layout="stream16")
+    engines = [Groth16Engine("cuda", 0, options=options) for _ in range(2)]
+    reads: list[Path] = []
+
+    def read(path: Path, check: bool) -> object:
+        reads.append(path)
+        return files.params
+
+    pipe = ProofPipeline(
+        files.path.parent, engines=list(engines), circuits=toy_circuits(ToyCircuit(2, lambda c1: c1.xs)),
+        cache=tmp_path / "cache", read_params=read,
+    )
+    first = pipe.shape(PT, engine=0).key  # type: ignore[arg-type]
+    setup: dict[str, float] = {}
+    second = pipe.shape(PT, engine=1, setup=setup).key  # type: ignore[arg-type]
+    assert first.streamed and second.streamed and first is not second
+    assert first.host_bases is not None and second.host_bases is not None
+    assert all(first.host_bases[k] is second.host_bases[k] for k in first.host_bases)
+    assert len(reads) == 1 and "params_shared" in setup
+    pipe.evict(PT)  # type: ignore[arg-type]
+    pipe.shape(PT, engine=1)  # type: ignore[arg-type]
+    assert len(reads) == 2
+    memory.ledger(0).cap = None
