@@ -10,8 +10,9 @@ compiled code, in numba's ``NUMBA_CACHE_DIR``): :func:`configure` sets them once
 modules are imported, and :func:`process` is what the arithmetic reads. The on-disk kernel cache is keyed by
 :meth:`EngineOptions.cache_tag`, because Numba's own key does not see the PTX choice.
 
-Defaults: ``DEVICE_PATHS`` is the one line that turns both device paths on or off by default (off until they
-have run on a GPU). Imports nothing (layer 0, beside ``gpu.placement``).
+Defaults: ``DEVICE_PATHS`` is the one line that turns both device paths on or off by default (on since a 32GiB
+proof made with both verified on an H100, BENCHMARKS.md P27; the layout still computes A·w, B·w, C·w on the
+host where the matrices do not fit). Imports nothing (layer 0, beside ``gpu.placement``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Literal
 
 __all__ = ["DEVICE_PATHS", "EngineOptions", "LAYOUT_NAMES", "LayoutName", "Ptx", "configure", "process"]
 
-DEVICE_PATHS = False  # device SpMV and parameters decoded on the device, by default (flip when run on a GPU)
+DEVICE_PATHS = True  # device SpMV and parameters decoded on the device, by default (32GiB verified on an H100)
 
 Ptx = Literal["evenodd", "cios", "off"]
 PTX_PRODUCTS: tuple[Ptx, ...] = ("evenodd", "cios", "off")

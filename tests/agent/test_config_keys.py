@@ -210,8 +210,8 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
     "prover.verify_before_submit": (
         False, lambda p, s: (p.prover(s).verify, _stages(s).stages.submit_unverified)
     ),
-    "prover.device_spmv": (True, lambda p, s: [e.host_bytes(toy_r1cs(2)) for e in p.engines(s)]),
-    "prover.params_to_device": (True, lambda p, s: [e.params_to_device for e in p.engines(s)]),
+    "prover.device_spmv": (False, lambda p, s: [e.host_bytes(toy_r1cs(2)) for e in p.engines(s)]),
+    "prover.params_to_device": (False, lambda p, s: [e.params_to_device for e in p.engines(s)]),
     "prover.ptx": ("cios", lambda p, s: kernel_cache_dir(engine_options(s)).name),
     "prover.cpu_threads": (3, lambda p, s: p.cpu_threads(s)),
     "store.url": ("OTHER_STORE", lambda p, s: p.store_outcome(s)),

@@ -61,7 +61,7 @@ def test_a_budget_no_layout_fits_is_refused_naming_what_would_fit(files: SimpleN
     with pytest.raises(plan.LayoutError, match="no layout fits") as err:
         engine.layout(files.r1cs)
     sizes = plan.ProofSizes.of_r1cs(files.r1cs)
-    assert err.value.need == plan.smallest_layout(sizes, device_spmv=False).peak()
+    assert err.value.need == plan.smallest_layout(sizes, device_spmv=engine.options.device_spmv).peak()
     memory.ledger(0).cap = None
 
 
