@@ -174,12 +174,13 @@ def install() -> bool:
             return True
         try:
             from numba import cuda
-        except ImportError:  # no numba-cuda: nothing to count
+
+            if simulator():
+                _wrap_simulator(cuda)
+            else:
+                cuda.set_memory_manager(_counting_manager_class())
+        except (ImportError, AttributeError):  # no numba-cuda (the plain install): nothing to count
             return False
-        if simulator():
-            _wrap_simulator(cuda)
-        else:
-            cuda.set_memory_manager(_counting_manager_class())
         _installed = True
         return True
 

@@ -83,8 +83,9 @@ class Groth16Engine:
         None: the defaults; the agent fills them from ``[prover]`` with ``agent.config.engine_options``):
         ``device_spmv``, ``params_to_device``, ``device_memory`` and ``layout`` act on the CUDA backend only
         (the pipeline then loads parameter files with :meth:`load_params` instead of the host reader)."""
-        memory.install()  # before this process's first CUDA context: every allocation is counted
-        chosen = gpu_device.resolve_backend(backend)
+        chosen = gpu_device.resolve_backend(backend)  # lists devices; enters no context
+        if chosen is Backend.cuda:
+            memory.install()  # before this process's first CUDA context: every allocation is counted
         self.options = options if options is not None else EngineOptions()
         self._backend = chosen.value
         self._device: Device | None = (
