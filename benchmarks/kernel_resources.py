@@ -204,23 +204,31 @@ def specs() -> list[Spec]:
             "gpu.groth16.cuda_kernels:_gather_kernel",
             "u32[2], u32[1], u32[2]",
             "prove",
-            "prover._device_scalars (A/B scalars)",
+            "prover._msms_cuda (A/B scalars of a pass)",
+        ),
+        Spec(
+            "gather_bitrev",
+            "gpu.groth16.cuda_kernels:_gather_bitrev_kernel",
+            "u32[2], i64, i64, u32[2]",
+            "prove",
+            "prover._msms_cuda (H scalars of a streamed pass)",
+        ),
+        Spec("h_mul", "gpu.groth16.cuda_kernels:_mul_kernel", "u32[2], u32[2]", "prove", "prover._h_step"),
+        Spec(
+            "h_sub_scale",
+            "gpu.groth16.cuda_kernels:_sub_scale_kernel",
+            "u32[2], u32[2], u32[2]",
+            "prove",
+            "prover._h_step",
         ),
         # ---- device SpMV (gpu/groth16/spmv_cuda.py); coeff width = the host CompactCSR's (index_dtype)
-        Spec(
-            "spmv_to_mont",
-            "gpu.groth16.spmv_cuda:_to_mont_kernel",
-            "u32[2], u32[2]",
-            "prove",
-            "spmv_cuda.to_mont",
-        ),
     ]
     for w in ("u8", "u16", "u32"):
         out.append(
             Spec(
                 f"spmv_{w}",
                 "gpu.groth16.spmv_cuda:_spmv_kernel",
-                f"u32[1], u32[1], {w}[1], u32[2], u32, u32[2], u32[2]",
+                f"u32[1], u32[1], {w}[1], u32[2], u32[2], u32[2]",
                 "prove",
                 "DeviceMatrix.spmv",
                 heavy=(w == "u16"),
@@ -230,9 +238,9 @@ def specs() -> list[Spec]:
         Spec(
             "spmv_tail",
             "gpu.groth16.spmv_cuda:_tail_kernel",
-            "u32[3], u32[2], i64, i64",
+            "u32[2], u32[2], i64, i64, b1",
             "prove",
-            "DeviceR1CS.evaluate",
+            "DeviceR1CS.evaluate_into",
         )
     )
     for g in ("g1", "g2"):

@@ -385,4 +385,5 @@ def test_cli_check_formatting_canonical_and_lotus_bench(
     assert res.exit_code == 1 and f"not for prover_id {WP_PROVER.hex()}, sector {WP_SECTOR - 1}" in res.stderr
     c1out.write_bytes(json.dumps({**envelope, "SectorSize": 8 << 20}).encode())
     res = runner.invoke(app, ["c1", "check", str(c1out)])
-    assert res.exit_code == 1 and "SectorSize 8388608 is not that of a StackedDrg2KiBV1_1 C1" in res.stderr
+    # not a C1 of its proof type at all: bad input, one line and exit 2 (P32), like prove and snap check
+    assert res.exit_code == 2 and "SectorSize 8388608 is not that of a StackedDrg2KiBV1_1 C1" in res.stderr

@@ -77,9 +77,10 @@ def _counts(circuits: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.slow  # seven simulated passes (~15 s on the 2-core CI machine)
 def test_forced_split(seed: int) -> None:
-    """A budget that holds two of three circuits gives passes [0, 2) and [2, 3); a tiny one gives one pass per
-    circuit. Both equal msm() per vector, the CPU backend and blst (the unsplit batch of such circuits is
-    test_batch's)."""
+    """A budget that holds two of three circuits gives passes [0, 2) and [2, 3); one that holds only the
+    largest circuit's pass gives one pass per circuit. Both equal msm() per vector, the CPU backend and blst
+    (the unsplit batch of such circuits is test_batch's). Less than one circuit's pass is refused before
+    anything of it is allocated (gpu.memory.BudgetExceeded), never run past its budget."""
     rnd = random.Random(seed)
     a, pts = random_points("g1", N["g1"], rnd)
     circuits = _circuits("m1m", rnd, N["g1"])
@@ -90,13 +91,20 @@ def test_forced_split(seed: int) -> None:
     ctx = MSMContext(a, backend="cuda", device=0)
     n_one, n_other = _counts(circuits)
     c = WINDOW or window_bits(int(n_other.max()), "cuda")
-    two = pass_bytes(n_one[:2], n_other[:2], N["g1"], c, 4 * 4 * 12)[0]
-    assert plan_batches(n_one, n_other, N["g1"], c, 4 * 4 * 12, two) == [(0, 2), (2, 3)]
-    for budget, passes in ((two, 2), (1, 3)):
+    one = max(pass_bytes(n_one[k : k + 1], n_other[k : k + 1], N["g1"], c, 4 * 4 * 12)[0] for k in range(3))
+    two = max(pass_bytes(n_one[:2], n_other[:2], N["g1"], c, 4 * 4 * 12)[0], one)
+    split = plan_batches(n_one, n_other, N["g1"], c, 4 * 4 * 12, two)
+    assert split[0] == (0, 2) and len(split) == 2  # all three never fit what two of them (or one) need
+    singles = len(plan_batches(n_one, n_other, N["g1"], c, 4 * 4 * 12, one))  # 3 (2 if two small ones fit)
+    for budget, passes in ((two, 2), (one, singles)):
         t: dict[str, float] = {}
         got = ctx.msm_batch(ss, window=WINDOW, timings=t, max_bytes=budget)
         assert t["sub_batches"] == passes and t["n_other"] == n_other.sum()
         np.testing.assert_array_equal(got, whole, err_msg=f"seed {seed}, max_bytes {budget}")
+    from gpu.memory import BudgetExceeded
+
+    with pytest.raises(BudgetExceeded, match="MSM pass"):
+        ctx.msm_batch(ss, window=WINDOW, max_bytes=one - 1)
     single = np.stack([ctx.msm(s, window=WINDOW) for s in ss])
     np.testing.assert_array_equal(single, whole, err_msg=f"seed {seed}")
 
