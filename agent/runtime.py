@@ -12,17 +12,14 @@ else comes from here. Kept apart from the CLI so that nothing here prints or exi
 :class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service` so the service
 stays free of configuration parsing.
 
-Also the status report (``psagent status``): the store and the running agent's gate file, read.
+Also where the running agent's gate file lives (:func:`gate_file`, from ``store.url``); what is in it is
+:mod:`agent.opsview.gate`'s.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,15 +28,15 @@ from agent.preflight import load_wallet, preflight, proving_devices
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings, Market, RunSummary
 from agent.stages import Prover, StageSettings, accepting
-from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_store
+from agent.store import Store, open_store
 
 if TYPE_CHECKING:
-    from agent.exporter import Exporter
-    from agent.metrics import AgentMetrics, ProverMetrics
+    from agent.opsview.document import StatusView
+    from agent.opsview.exporter import Exporter
+    from agent.opsview.metrics import AgentMetrics, ProverMetrics
     from agent.proving.pipeline import ProofPipeline
     from agent.proving.prover import AdmittedProver
     from agent.proving.work import Work
-    from agent.status import StatusView
     from gpu.device import Device
     from market.client import MarketClient, RetryPolicy
     from market.wallet import Wallet
@@ -47,7 +44,6 @@ if TYPE_CHECKING:
 __all__ = [
     "EngineUnavailable",
     "ServedProver",
-    "StatusReport",
     "agent_settings",
     "build_agent",
     "build_pipeline",
@@ -60,12 +56,10 @@ __all__ = [
     "market_client",
     "open_configured_store",
     "proving_devices",
-    "read_gate",
     "retry_policy",
     "run",
     "serve_engine",
     "start_metrics",
-    "status_report",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,9 +73,6 @@ class ServedProver(Prover, Protocol):
     @property
     def capacity(self) -> int: ...
     def warm_up(self) -> None: ...
-
-
-GATE_STALE_S = 30.0  # the running agent rewrites its gate file every few seconds
 
 
 def open_configured_store(settings: Settings, *, create: bool = True, **options: Any) -> Store:
@@ -295,8 +286,8 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
     import anyio
 
     from agent.config import SUBMIT_UNVERIFIED_ENV
-    from agent.metrics import AgentMetrics
-    from agent.status import StatusView
+    from agent.opsview.document import StatusView
+    from agent.opsview.metrics import AgentMetrics
 
     wallet = preflight(settings)  # what `psagent status --config` checks too
     metrics = AgentMetrics()
@@ -400,7 +391,7 @@ def serve_engine(settings: Settings, *, listen: str | None = None) -> None:
             "prover.verify_before_submit = false: the engine answers only proofs whose every partition "
             "verified"
         )
-    from agent.metrics import ProverMetrics
+    from agent.opsview.metrics import ProverMetrics
 
     prover = engine_prover(settings, metrics=ProverMetrics(role="engine"))
     for pt in map(circuit_proof_type, settings.engine.preload):
@@ -416,32 +407,6 @@ def serve_engine(settings: Settings, *, listen: str | None = None) -> None:
     anyio.run(main, backend="asyncio")  # grpc.aio runs on asyncio
 
 
-@dataclass(frozen=True)
-class StatusReport:
-    queue: dict[str, int]
-    asks: dict[str, int]
-    payments: int
-    paid_attofil: int
-    last_voucher_nonce: int | None
-    recent_failures: list[tuple[str, str]]
-    oldest_unfinished_s: float | None
-    gate: dict[str, Any] = field(default_factory=lambda: {"state": "not running", "reason": ""})
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "gate": self.gate,
-            "queue": self.queue,
-            "asks": self.asks,
-            "payments": {
-                "vouchers": self.payments,
-                "cumulative_attofil": str(self.paid_attofil),
-                "last_nonce": self.last_voucher_nonce,
-            },
-            "recent_failures": [{"request_cid": c, "error": e} for c, e in self.recent_failures],
-            "oldest_unfinished_s": self.oldest_unfinished_s,
-        }
-
-
 def gate_file(settings: Settings) -> Path:
     """Where the agent writes its readiness gate for ``psagent status``: beside a SQLite store, else in the
     cache directory."""
@@ -451,52 +416,3 @@ def gate_file(settings: Settings) -> Path:
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite:///") :] + ".gate.json")
     return cache_dir() / "gate.json"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def read_gate(path: Path, *, now: float | None = None) -> dict[str, Any]:
-    """The gate as the running agent last wrote it; ``not running`` when there is no file, its process is gone
-    or it was not refreshed for GATE_STALE_S."""
-    now = time.time() if now is None else now
-    try:
-        data = json.loads(path.read_text())
-        state, reason = str(data["state"]), str(data.get("reason", ""))
-        pid, written = int(data["pid"]), float(data["written_at"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return {"state": "not running", "reason": ""}
-    if not _alive(pid) or now - written > GATE_STALE_S:
-        return {"state": "not running", "reason": f"last seen {now - written:.0f} s ago: {state}"}
-    return {"state": state, "reason": reason, "since": data.get("since"), "pid": pid}
-
-
-def status_report(
-    store: Store, *, now: float | None = None, failures: int = 5, gate: Path | None = None
-) -> StatusReport:
-    """What ``psagent status`` shows, read from the store (works while the service runs: WAL readers) and the
-    agent's gate file."""
-    now = time.time() if now is None else now
-    counts = store.counts()
-    asks = store.asks()
-    payments = store.payments()
-    rows = store.list_requests()
-    unfinished = [r.obtained_at for r in rows if r.state not in TERMINAL_STATES]
-    failed = [r for r in rows if r.state is RequestState.FAILED][-failures:]
-    return StatusReport(
-        queue={s.value: counts[s] for s in RequestState},
-        asks={s.value: sum(1 for a in asks if a.state is s) for s in AskState},
-        payments=len(payments),
-        paid_attofil=payments[-1].cumulative_amount if payments else 0,
-        last_voucher_nonce=payments[-1].nonce if payments else None,
-        recent_failures=[(r.request_cid, r.last_error or "") for r in failed],
-        oldest_unfinished_s=(now - min(unfinished)) if unfinished else None,
-        gate=read_gate(gate, now=now) if gate is not None else {"state": "not running", "reason": ""},
-    )

@@ -34,7 +34,6 @@ is asked for than the proofs still wanted.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -53,7 +52,8 @@ from anyio import from_thread
 from anyio.lowlevel import current_token
 
 from agent.fleet import FleetMember
-from agent.metrics import AgentMetrics
+from agent.opsview.gate import GATE_STATES, Gate, write_gate_file
+from agent.opsview.metrics import AgentMetrics
 from agent.proving.work import Work
 from agent.requester import LoopCounters, RequestLoopSettings, next_interval, request_round
 from agent.sdnotify import Notifier
@@ -68,11 +68,10 @@ from agent.stages import (
     submit_one,
 )
 from agent.store import AskState, RequestRow, RequestState, Store, in_worker
-from gpu.files import atomic_write
 from market.client import AlreadyAccepted
 from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
 
-__all__ = ["Agent", "AgentSettings", "Gate", "Market", "RunSummary"]
+__all__ = ["Agent", "AgentSettings", "Market", "RunSummary"]
 
 log = logging.getLogger(__name__)
 
@@ -129,35 +128,6 @@ async def _in_daemon_thread(fn: Callable[[], object]) -> None:
     await done.wait()
     if failure:
         raise failure[0]
-
-
-@dataclass(frozen=True)
-class Gate:
-    """The readiness gate as shown to operators: ``state`` is starting, warming, open, failed (the warm-up
-    failed: ``reason`` says why), unhealthy (the prover failed repeatedly), stopping or stopped."""
-
-    state: str
-    reason: str = ""
-    since: float = field(default_factory=time.time)
-
-    @property
-    def open(self) -> bool:
-        return self.state == "open"
-
-    def line(self) -> str:
-        return f"{self.state}{': ' + self.reason if self.reason else ''}"
-
-    def as_json(self) -> dict[str, Any]:
-        return {"state": self.state, "reason": self.reason, "since": self.since}
-
-
-GATE_STATES = ("starting", "warming", "open", "failed", "unhealthy", "stopping", "stopped")
-
-
-def write_gate_file(path: Path, gate: Gate, *, pid: int | None = None) -> None:
-    """The gate's state for ``psagent status`` (another process), written atomically with a timestamp."""
-    data = {**gate.as_json(), "pid": pid if pid is not None else os.getpid(), "written_at": time.time()}
-    atomic_write(path, json.dumps(data) + "\n")
 
 
 @dataclass

@@ -184,14 +184,14 @@ class ProgressLog:
     """Progress without a terminal: one line on ``out`` per stage as it ends (the setup's also as they
     start: a 32GiB circuit or parameter load takes minutes), each partition's last line with the proof's time
     left (:class:`Pace`), and, while a stage runs longer than ``every_s``, a line every ``every_s`` with its
-    time so far and the time left (:class:`agent.progress.StageProgress`: a first per-point check of the
-    parameters said nothing for 38 minutes)."""
+    time so far and the time left (:class:`agent.opsview.progress.StageProgress`: a first per-point check of
+    the parameters said nothing for 38 minutes)."""
 
     def __init__(
         self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
         every_s: float = 10.0,
     ) -> None:
-        from agent.progress import StageProgress
+        from agent.opsview.progress import StageProgress
 
         self.partitions = partitions
         self.out = out

@@ -1,5 +1,5 @@
 """The engine's Prometheus metrics (``GetMetrics``): the job table's series beside the prover's
-(agent.metrics.ProverMetrics, role "engine": proofs by kind and outcome, partition stages, devices,
+(agent.opsview.metrics.ProverMetrics, role "engine": proofs by kind and outcome, partition stages, devices,
 parameters, build) in one registry, so the dashboard's prover panels read the engine as they read the agent.
 
 Counters move when a job ends; the gauges (queue, running, open, uptime) are read from the job table when the

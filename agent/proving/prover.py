@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
-from agent.metrics import ProverMetrics, device_label
+from agent.opsview.metrics import ProverMetrics, device_label
+from agent.opsview.progress import StageProgress
 from agent.paramfiles import ParamDigests, fetch_hint, verdict
-from agent.progress import StageProgress
 from agent.proving.kind import WorkKind
 from agent.proving.parameters import params_paths
 from agent.proving.pipeline import Events, ProofCancelled, ProofPipeline, ProofResult, StageEvent

@@ -25,7 +25,7 @@ from agent import runtime
 from agent.cli.common import kernel_cache_dir
 from agent.config import SUBMIT_UNVERIFIED_ENV, ConfigError, Settings, engine_options
 from agent.logsetup import make_handler
-from agent.metrics import AgentMetrics
+from agent.opsview.metrics import AgentMetrics
 from agent.store import RequestState
 from gpu.device import Device
 from market.wallet import Wallet, write_key_file

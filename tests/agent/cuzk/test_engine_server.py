@@ -348,7 +348,7 @@ async def test_get_metrics_serves_the_provers_series_beside_the_jobs(
     from agent import runtime
     from agent.config import Settings
     from agent.cuzk import proving_pb2_grpc as pb_grpc
-    from agent.metrics import ProverMetrics
+    from agent.opsview.metrics import ProverMetrics
 
     prover = toy_prover(tmp_path / "p", porep_work, snap_work, metrics=ProverMetrics(role="engine"))
     server = runtime.engine_server(Settings(), prover, "127.0.0.1:0")

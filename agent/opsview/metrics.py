@@ -27,16 +27,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from agent.opsview.exporter import Exporter
 from agent.store import RequestState
-
-if TYPE_CHECKING:
-    from agent.exporter import Exporter
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +128,8 @@ class DeviceLedger(Collector):
         progress: Callable[[], dict[str, Any]] | None = None,
     ) -> Iterator[None]:
         """The device holds ``job_id`` for the block (its admission slot and ``reserved_bytes``);
-        ``progress``: where the job is (``agent.progress.StageProgress.snapshot``: stage, time left)."""
+        ``progress``: where the job is (``agent.opsview.progress.StageProgress.snapshot``: stage, time
+        left)."""
         with self._lock:
             d = self._devices[label]
             d.running[job_id] = (self._clock(), kind)
@@ -386,9 +385,7 @@ class ProverMetrics:
 
     def serve(self, listen: str, **pages: Any) -> Exporter:
         """Expose /metrics (and, given ``status``/``page``, /status and /) on HOST:PORT: see
-        :mod:`agent.exporter`. Returns the running listener."""
-        from agent.exporter import Exporter
-
+        :mod:`agent.opsview.exporter`. Returns the running listener."""
         return Exporter(self.registry, **pages).start(listen)
 
 
