@@ -1,16 +1,16 @@
 """The composition root: the agent built from its configuration, one way for ``psagent run``, the dry run and
-the reliability harness, and the proving engine for ``psagent engine serve``.
+the reliability harness, and the cuzk server for ``psagent engine serve``.
 
 Every key of ``[market]``, ``[prover]``, ``[store]``, ``[metrics]``, ``[retention]`` and ``[engine]`` is read
 here and nowhere else in the agent (``[logging]`` by the CLI's set-up): the wallet, the market client
 (timeouts, retry budget, size cap), the store (and whether ended requests keep their inputs), the prover
 (backend, every configured device with an admission slot, partitions in flight per device, the memory
 budget, the parameters directory, whether proofs are verified), the loops' settings, the metrics exporter
-and the engine's address, job limit, socket mode and preloaded circuits. Callers that need a different
-piece (the dry run's mock market and throwaway wallet, the harness's fault seams) pass it in; everything
-else comes from here. Kept apart from the CLI so that nothing here prints or exits (a bad value is a
-:class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service` so the service
-stays free of configuration parsing.
+and the cuzk server's (``[engine]``) address, job limit, socket mode and preloaded circuits. Callers that
+need a different piece (the dry run's mock market and throwaway wallet, the harness's fault seams) pass it
+in; everything else comes from here. Kept apart from the CLI so that nothing here prints or exits (a bad
+value is a :class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service` so the
+service stays free of configuration parsing.
 
 Also where the running agent's gate file lives (:func:`gate_file`, from ``store.url``); what is in it is
 :mod:`agent.opsview.gate`'s.
@@ -42,15 +42,15 @@ if TYPE_CHECKING:
     from market.wallet import Wallet
 
 __all__ = [
-    "EngineUnavailable",
+    "CuzkUnavailable",
     "ServedProver",
     "agent_settings",
     "build_agent",
     "build_pipeline",
     "build_prover",
-    "engine_listen",
-    "engine_prover",
-    "engine_server",
+    "cuzk_listen",
+    "cuzk_prover",
+    "cuzk_server",
     "gate_file",
     "load_wallet",
     "market_client",
@@ -58,7 +58,7 @@ __all__ = [
     "proving_devices",
     "retry_policy",
     "run",
-    "serve_engine",
+    "serve_cuzk",
     "start_metrics",
 ]
 
@@ -312,56 +312,56 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
         store.close()
 
 
-class EngineUnavailable(RuntimeError):
+class CuzkUnavailable(RuntimeError):
     """grpcio (the ``engine`` extra) is missing or older than the committed stubs; one line."""
 
 
-def _engine_modules() -> Any:
-    """agent.cuzk.server (which imports grpcio and the generated stubs); EngineUnavailable without them."""
+def _cuzk_server_module() -> Any:
+    """agent.cuzk.server (which imports grpcio and the generated stubs); CuzkUnavailable without them."""
     try:
         from agent.cuzk import server
     except ImportError as exc:
-        raise EngineUnavailable(
+        raise CuzkUnavailable(
             f"psagent engine serve needs grpcio and protobuf (pip install 'psagent[engine]'): {exc}"
         ) from None
     except RuntimeError as exc:  # the generated stubs' own version check
-        raise EngineUnavailable(f"psagent engine serve: {str(exc).splitlines()[0]}") from None
+        raise CuzkUnavailable(f"psagent engine serve: {str(exc).splitlines()[0]}") from None
     return server
 
 
-def engine_listen(settings: Settings, listen: str | None = None) -> str:
-    """The engine's address (``--listen``, else ``engine.listen``), checked to be bindable: ConfigError naming
-    the option or key before anything is loaded."""
+def cuzk_listen(settings: Settings, listen: str | None = None) -> str:
+    """The cuzk server's address (``--listen``, else ``engine.listen``), checked to be bindable: ConfigError
+    naming the option or key before anything is loaded."""
     from agent.config import parse_listen
 
     where = "--listen" if listen is not None else "engine.listen"
     listen = settings.engine.listen if listen is None else listen
     try:
         parse_listen(listen)
-        _engine_modules().check_listen(listen)
+        _cuzk_server_module().check_listen(listen)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"{where} = {listen}: {exc}") from None
     return listen
 
 
-def engine_server(settings: Settings, prover: AdmittedProver, listen: str, *, memory_info: Any = None) -> Any:
-    """``psagent engine serve``'s server (``agent.cuzk.server.EngineServer``) over ``prover``: at most
+def cuzk_server(settings: Settings, prover: AdmittedProver, listen: str, *, memory_info: Any = None) -> Any:
+    """``psagent engine serve``'s server (``agent.cuzk.server.CuzkServer``) over ``prover``: at most
     ``engine.max_pending`` open jobs, the Unix socket made ``engine.socket_mode``."""
     from agent.cuzk.jobs import Jobs
-    from agent.cuzk.metrics import EngineMetrics
+    from agent.cuzk.metrics import CuzkMetrics
 
-    server = _engine_modules()
+    server = _cuzk_server_module()
     e = settings.engine
     registry = prover.metrics.registry if prover.metrics is not None else None
-    jobs = Jobs(prover, max_pending=e.max_pending, metrics=EngineMetrics(registry))
-    service = server.EngineService(jobs, prover, memory_info=memory_info)
-    return server.EngineServer(service, listen, socket_mode=int(e.socket_mode, 8))
+    jobs = Jobs(prover, max_pending=e.max_pending, metrics=CuzkMetrics(registry))
+    service = server.CuzkService(jobs, prover, memory_info=memory_info)
+    return server.CuzkServer(service, listen, socket_mode=int(e.socket_mode, 8))
 
 
-def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **kw: Any) -> AdmittedProver:
+def cuzk_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **kw: Any) -> AdmittedProver:
     """The agent's pipeline (:func:`build_pipeline`, ``[prover]``) behind admission, as :func:`build_prover`
     makes it, except that the warm-up loads ``engine.preload``'s parameters and nothing restricts the proof
-    types (``prover.accepted_proof_types`` is the market agent's: the engine proves what Curio sends, for
+    types (``prover.accepted_proof_types`` is the market agent's: the cuzk server proves what Curio sends, for
     every size whose parameters it has), and its gate does not refuse development parameter files
     (``official_only`` off). ``metrics``: where the prover records (GetMetrics serves them); ``kw`` as
     build_pipeline's (tests: devices, cache)."""
@@ -377,32 +377,32 @@ def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, *
     return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics, official_only=False)
 
 
-def serve_engine(settings: Settings, *, listen: str | None = None) -> None:
-    """``psagent engine serve``: Curio's proving engine on the agent's prover (``[prover]``), the parameters
+def serve_cuzk(settings: Settings, *, listen: str | None = None) -> None:
+    """``psagent engine serve``: the cuzk server on the agent's prover (``[prover]``), the parameters
     of ``engine.preload`` loaded and a self-test proof verified before READY, until SIGTERM. ConfigError /
-    EngineUnavailable (one line) before anything is loaded."""
+    CuzkUnavailable (one line) before anything is loaded."""
     import anyio
 
     from agent.cuzk.request import circuit_proof_type
 
-    listen = engine_listen(settings, listen)
+    listen = cuzk_listen(settings, listen)
     if not settings.prover.verify_before_submit:
         raise ConfigError(
-            "prover.verify_before_submit = false: the engine answers only proofs whose every partition "
-            "verified"
+            "prover.verify_before_submit = false: psagent engine serve answers only proofs whose every "
+            "partition verified"
         )
     from agent.opsview.metrics import ProverMetrics
 
-    prover = engine_prover(settings, metrics=ProverMetrics(role="engine"))
+    prover = cuzk_prover(settings, metrics=ProverMetrics(role="engine"))  # the label dashboards already read
     for pt in map(circuit_proof_type, settings.engine.preload):
         try:
             prover.pipeline.params_file(pt)  # a missing parameter file is named now, not after the self-test
         except FileNotFoundError as exc:
             raise ConfigError(f"engine.preload: {exc}") from None
-    server = engine_server(settings, prover, listen)
+    server = cuzk_server(settings, prover, listen)
 
     async def main() -> None:
-        await _engine_modules().serve(server, warm_up=prover.warm_up)
+        await _cuzk_server_module().serve(server, warm_up=prover.warm_up)
 
     anyio.run(main, backend="asyncio")  # grpc.aio runs on asyncio
 

@@ -1,4 +1,4 @@
-"""The engine's jobs: identity, admission, cancellation and answers, independent of gRPC.
+"""The cuzk server's jobs: identity, admission, cancellation and answers, independent of gRPC.
 
 * Identity: Curio reuses request ids on retry (``porep-<miner>-<sector>``) and every ProofShare challenge is
   miner 1000 / sector 1, so a job is keyed by request id **and** payload digest
@@ -6,7 +6,7 @@
   attaches to it; the same id with another payload is a new job. Each job has its own id
   (``<request_id>#<n>``), so partitions of two jobs are never mixed (docs/cuzk.md §1.10).
 * Admission: at most ``max_pending`` jobs open at once (Curio's ``MaxPending``; one more is refused as
-  :class:`EngineBusy`). An open job is checked (``work_of``, in a thread), then waits in the priority queue
+  :class:`TooManyJobs`). An open job is checked (``work_of``, in a thread), then waits in the priority queue
   (:class:`~agent.cuzk.scheduler.Scheduler`: WinningPoSt, WindowPoSt, then PoRep and Snap, each in
   submission order; a PoSt takes a busy device at the running job's next partition boundary) and for a
   device slot and its memory in the agent's own :class:`~agent.admission.Admission`, through the one proving
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from agent.cuzk.metrics import EngineMetrics
+from agent.cuzk.metrics import CuzkMetrics
 from agent.cuzk.request import SERVED, ProofKind, ProofRequest, RequestError, circuit_id, priority_of, work_of
 from agent.cuzk.scheduler import Scheduler
 from agent.proving.pipeline import ProofCancelled
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from agent.proving.work import Work
     from gpu.device import Device
 
-__all__ = ["AmbiguousJob", "EngineBusy", "Job", "JobNotFound", "JobState", "Jobs", "Outcome", "Status"]
+__all__ = ["AmbiguousJob", "Job", "JobNotFound", "JobState", "Jobs", "Outcome", "Status", "TooManyJobs"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ KEEP_ENDED_S = 3600.0  # ended jobs stay findable by AwaitProof this long...
 KEEP_ENDED = 1000  # ...and at most this many of them
 
 
-class EngineBusy(RuntimeError):
+class TooManyJobs(RuntimeError):
     """``max_pending`` jobs are open: a new one is refused (gRPC RESOURCE_EXHAUSTED)."""
 
 
@@ -155,7 +155,7 @@ class Job:
 
 
 class Jobs:
-    """The job table of one engine (see the module docstring). Every method runs on the event loop."""
+    """The job table of one cuzk server (see the module docstring). Every method runs on the event loop."""
 
     def __init__(
         self,
@@ -163,7 +163,7 @@ class Jobs:
         *,
         max_pending: int = 10,
         check: Callable[[ProofRequest], Work] = work_of,
-        metrics: EngineMetrics | None = None,
+        metrics: CuzkMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_pending < 1:
@@ -172,7 +172,7 @@ class Jobs:
         self.scheduler = Scheduler(prover)
         self.max_pending = max_pending
         self.check = check
-        self.metrics = metrics or EngineMetrics()
+        self.metrics = metrics or CuzkMetrics()
         self.metrics.max_pending.set(max_pending)
         self.clock = clock
         self.started_at = clock()
@@ -184,7 +184,7 @@ class Jobs:
 
     def submit(self, req: ProofRequest, *, pinned: bool = False) -> tuple[Job, bool]:
         """The job of ``req`` and whether the call attached to one already open. ``pinned`` (SubmitProof):
-        the job runs until it ends or CancelProof, whoever waits. EngineBusy when a new job would exceed
+        the job runs until it ends or CancelProof, whoever waits. TooManyJobs when a new job would exceed
         ``max_pending``."""
         digest = req.digest()
         for job in reversed(self._jobs.values()):
@@ -197,9 +197,9 @@ class Jobs:
         open_jobs = sum(1 for j in self._jobs.values() if j.open)
         if open_jobs >= self.max_pending:
             self.metrics.refused.labels(reason="busy").inc()
-            raise EngineBusy(
+            raise TooManyJobs(
                 f"{open_jobs} jobs open, engine.max_pending = {self.max_pending}: set Curio's [Cuzk] "
-                "MaxPending to at most this engine's"
+                "MaxPending to at most this server's"
             )
         job = self._new(req, digest, pinned)
         job.task = asyncio.get_running_loop().create_task(self._run(job), name=f"psagent-job-{job.job_id}")
@@ -208,7 +208,7 @@ class Jobs:
     def _new(self, req: ProofRequest, digest: str, pinned: bool) -> Job:
         self._seq += 1
         job = Job(
-            job_id=JobId.for_engine(req.request_id, self._seq),
+            job_id=JobId.for_cuzk(req.request_id, self._seq),
             request_id=req.request_id,
             digest=digest,
             kind=req.kind,
@@ -252,7 +252,7 @@ class Jobs:
                 self._end(job, Outcome(Status.FAILED, error=str(exc)))
             except ProofCancelled:
                 self._end(job, Outcome(Status.CANCELLED, error="cancelled"))
-            except Exception as exc:  # noqa: BLE001 - any failure is this job's answer; the engine serves on
+            except Exception as exc:  # noqa: BLE001 - any failure is this job's answer; the server serves on
                 log.exception("%s: failed", job.job_id)
                 self._end(job, Outcome(Status.FAILED, error=_one_line(exc)))
         if job.open:  # the scope was cancelled before the job started proving

@@ -1,4 +1,4 @@
-"""The engine's priority scheduling (docs post.md §8, docs/cuzk.md §1.3): WinningPoSt ahead of everything
+"""The cuzk server's priority scheduling (docs post.md §8, docs/cuzk.md §1.3): WinningPoSt ahead of everything
 queued, WindowPoSt ahead of PoRep and Snap, and no PoSt waiting for a whole PoRep or Snap job.
 
 Two levels:

@@ -1,13 +1,14 @@
-"""``psagent engine serve``: the ``cuzk.v1.ProvingEngine`` gRPC service over the agent's own prover.
+"""The cuzk server (``psagent engine serve``): the ``cuzk.v1.ProvingEngine`` gRPC service over the agent's own
+prover.
 
 The service translates messages (``agent/cuzk/proving.proto``) to and from the job table
 (:mod:`agent.cuzk.jobs`), which proves through :class:`~agent.proving.prover.AdmittedProver`: the admission,
 pipeline and pairing check the agent uses, nothing else. A bad request is an answer (``FAILED`` with one
 line), never an RPC error; RPC errors are kept for what is not an answer: an unknown job (NOT_FOUND), a
-full engine (RESOURCE_EXHAUSTED), an unknown circuit id (INVALID_ARGUMENT), parameters missing
+full job table (RESOURCE_EXHAUSTED), an unknown circuit id (INVALID_ARGUMENT), parameters missing
 (FAILED_PRECONDITION), a message over 256 MiB (RESOURCE_EXHAUSTED, from gRPC itself).
 
-:class:`EngineServer` binds a Unix socket (made ``socket_mode``, for Curio's user) or a TCP address;
+:class:`CuzkServer` binds a Unix socket (made ``socket_mode``, for Curio's user) or a TCP address;
 :func:`serve` is the service's life: warm-up, bind, systemd READY, watchdog pings, and on SIGTERM the calls
 in flight cancelled (their jobs with them: Curio retries the task) before exit.
 """
@@ -32,7 +33,7 @@ from agent.admission import CPU_SLOT
 from agent.config import parse_listen
 from agent.cuzk import proving_pb2 as pb
 from agent.cuzk import proving_pb2_grpc as pb_grpc
-from agent.cuzk.jobs import AmbiguousJob, EngineBusy, Job, JobNotFound, Jobs, JobState, Outcome
+from agent.cuzk.jobs import AmbiguousJob, Job, JobNotFound, Jobs, JobState, Outcome, TooManyJobs
 from agent.cuzk.request import SERVED, ProofRequest, RequestError, circuit_id, circuit_proof_type
 from agent.sdnotify import Notifier
 
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
     from gpu.device import Device
 
 __all__ = [
-    "EngineServer",
-    "EngineService",
+    "CuzkServer",
+    "CuzkService",
     "MAX_MESSAGE_BYTES",
     "answer_of",
     "check_listen",
@@ -89,7 +90,7 @@ def answer_of(job_id: str, outcome: Outcome) -> pb.AwaitProofResponse:
     )
 
 
-class EngineService:
+class CuzkService:
     """The eight methods of ``cuzk.v1.ProvingEngine`` (registered with the generated
     ``add_ProvingEngineServicer_to_server``)."""
 
@@ -115,7 +116,7 @@ class EngineService:
         await self._not_warming(context)
         try:
             job, _ = self.jobs.submit(request_of(request), pinned=True)
-        except EngineBusy as exc:
+        except TooManyJobs as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         return pb.SubmitProofResponse(
             job_id=job.job_id, queue_position=self.jobs.queue_position(job), assigned_gpu=_device_name(job)
@@ -131,7 +132,7 @@ class EngineService:
         await self._not_warming(context)
         try:
             job, outcome = await self.jobs.prove(request_of(request.submit))
-        except EngineBusy as exc:
+        except TooManyJobs as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         return pb.ProveResponse(result=answer_of(job.job_id, outcome))
 
@@ -273,10 +274,10 @@ def check_listen(listen: str) -> None:
             raise OSError(exc.strerror) from None
 
 
-class EngineServer:
-    """The gRPC server of one :class:`EngineService` on one address."""
+class CuzkServer:
+    """The gRPC server of one :class:`CuzkService` on one address."""
 
-    def __init__(self, service: EngineService, listen: str, *, socket_mode: int = 0o660) -> None:
+    def __init__(self, service: CuzkService, listen: str, *, socket_mode: int = 0o660) -> None:
         self.service = service
         self.address, self.socket, self.loopback = parse_listen(listen)
         self.socket_mode = socket_mode
@@ -299,7 +300,7 @@ class EngineServer:
         """Bind and serve; the target. OSError saying why the address cannot be bound."""
         self.check()
         if self.socket is not None and self.socket.exists():
-            self.socket.unlink()  # a socket left by an engine that did not stop cleanly
+            self.socket.unlink()  # a socket left by a server that did not stop cleanly
         if self.socket is None and not self.loopback:
             log.warning(
                 "listening on %s: not loopback; anyone who reaches it can submit proofs (there is no "
@@ -335,7 +336,7 @@ class EngineServer:
 
 
 async def serve(
-    server: EngineServer,
+    server: CuzkServer,
     *,
     warm_up: Callable[[], None] | None = None,
     notifier: Notifier | None = None,
@@ -345,7 +346,7 @@ async def serve(
     """Bind, warm up (in a thread), tell systemd READY and serve until SIGTERM / SIGINT (or ``stop``); then
     stop accepting, cancel the calls in flight (and so their jobs) and return. systemd's watchdog is pinged
     from the start, warm-up included. The port is bound before the warm-up (minutes for 32GiB): GetStatus
-    answers meanwhile, so Curio sees the engine alive, and a proof asked for is refused UNAVAILABLE until
+    answers meanwhile, so Curio sees the server alive, and a proof asked for is refused UNAVAILABLE until
     the warm-up has passed."""
     notifier = notifier or Notifier()
     stop = stop or asyncio.Event()

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the agent and of the engine server, each process in its own registry (no global
+"""Prometheus metrics of the agent and of the cuzk server, each process in its own registry (no global
 state shared between agents or tests).
 
 Named like Curio's (``curio_psvc_proofshare_*``, ``curio_harmonytask_*``) and cuzk's
@@ -7,7 +7,7 @@ Named like Curio's (``curio_psvc_proofshare_*``, ``curio_harmonytask_*``) and cu
 
 * :class:`ProverMetrics`: what a prover knows, recorded by ``agent.proving.prover.AdmittedProver`` when it
   is given one: proofs by kind and outcome, whole-proof and per-partition stage durations, each device (busy
-  time, jobs, memory), parameters loaded, the queue depth, build info and start time. The engine server
+  time, jobs, memory), parameters loaded, the queue depth, build info and start time. The cuzk server
   exports the same set; :meth:`ProverMetrics.snapshot` is the prover half of ``/status`` (cuzk's GetStatus:
   devices, loaded parameters, totals, uptime).
 * :class:`AgentMetrics`: the provider on top (recorded by ``agent.service``): requests matched, asks and 429s,
@@ -51,7 +51,7 @@ __all__ = [
 
 KINDS = ("porep", "snap")
 # computed proofs: every partition verified / a partition failed its pairing check / the prover raised /
-# not checked (verify_before_submit = false under its debug switch) / stopped by its caller (the engine's
+# not checked (verify_before_submit = false under its debug switch) / stopped by its caller (the cuzk server's
 # CancelProof, or a Prove call gone away)
 PROOF_OUTCOMES = ("verified", "invalid", "error", "unchecked", "cancelled")
 # the market's answer to a submission: accepted (a 409 after our own lost answer counts: the market has it),
@@ -264,7 +264,7 @@ class ProverMetrics:
     """The prover's series (see the module docstring), in ``registry`` (a new one by default)."""
 
     def __init__(self, registry: CollectorRegistry | None = None, *, role: str = "agent") -> None:
-        """``role``: the ``psagent_build_info`` label telling the agent from the engine server."""
+        """``role``: the ``psagent_build_info`` label telling the agent from the cuzk server."""
         self.registry = r = registry if registry is not None else CollectorRegistry()
         self.started_at = time.time()
         self._started_mono = time.monotonic()

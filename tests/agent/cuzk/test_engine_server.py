@@ -351,7 +351,7 @@ async def test_get_metrics_serves_the_provers_series_beside_the_jobs(
     from agent.opsview.metrics import ProverMetrics
 
     prover = toy_prover(tmp_path / "p", porep_work, snap_work, metrics=ProverMetrics(role="engine"))
-    server = runtime.engine_server(Settings(), prover, "127.0.0.1:0")
+    server = runtime.cuzk_server(Settings(), prover, "127.0.0.1:0")
     target = await server.start()
     try:
         async with grpc.aio.insecure_channel(target) as channel:
