@@ -77,7 +77,11 @@ log = logging.getLogger(__name__)
 
 
 class Market(Protocol):
-    """The market calls the agent makes (market.client.MarketClient, or a double)."""
+    """The market calls the agent makes (market.client.MarketClient, or a double), and the host clock's
+    offset from the market's as last measured (None: not measured yet; the heartbeat exports it)."""
+
+    @property
+    def clock_offset_s(self) -> float | None: ...
 
     async def poll(self) -> WorkResponse: ...
     async def create_ask(self, price_attofil: int) -> WorkAsk: ...
@@ -455,8 +459,8 @@ class Agent:
             self.notifier.watchdog()
             self._publish_gate()  # refreshes the gate file's timestamp: status tells a dead agent apart
             self.metrics.set_queue(await in_worker(self.store.counts))
-            offset = getattr(self.market, "clock_offset_s", None)
-            if isinstance(offset, int | float):
+            offset = self.market.clock_offset_s
+            if offset is not None:
                 self.metrics.clock_offset.set(offset)
             await anyio.sleep(min(interval, 5.0))
 

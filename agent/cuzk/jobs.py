@@ -19,16 +19,20 @@
 * Answers: a job ends COMPLETED (the proof, every partition verified), FAILED (one line saying why: bad
   input, a failed check, an error) or CANCELLED. Ended jobs are kept for a while so that ``AwaitProof``
   finds them; their inputs are dropped as soon as they end.
+* Ownership: every job runs as a task of one task group, open while the server serves (:meth:`Jobs.running`,
+  entered by ``agent.cuzk.server.CuzkServer.start``): a job outlives the call that submitted it, never the
+  server. When the group closes, every open job is cancelled and waited for (a running one stops at its next
+  partition boundary).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING, Protocol
@@ -43,6 +47,8 @@ from agent.proving.work import JobId
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
+
+    from anyio.abc import TaskGroup
 
     from agent.admission import Grant
     from agent.proving.prover import Proven
@@ -141,9 +147,8 @@ class Job:
     holders: int = 0  # Prove calls waiting on it
     pinned: bool = False  # queued by SubmitProof: it outlives its callers
     cancel: threading.Event = field(default_factory=threading.Event)
-    done: asyncio.Event = field(default_factory=asyncio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope | None = None
-    task: asyncio.Task[None] | None = None
 
     @property
     def open(self) -> bool:
@@ -179,6 +184,20 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
         self._seq = 0
         self.ended: Counter[tuple[str, Status]] = Counter()
+        self._tasks: TaskGroup | None = None  # the jobs' owner while running() is open
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Jobs]:
+        """The jobs' owner: while open, each new job runs as a task of this one task group; on leaving, every
+        open job is cancelled (a running one stops at its next partition boundary) and waited for."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            try:
+                yield self
+            finally:
+                self._tasks = None
+                for job in self.open_jobs():
+                    self.cancel(job)
 
     # -- submitting ---------------------------------------------------------------------------------------
 
@@ -201,8 +220,10 @@ class Jobs:
                 f"{open_jobs} jobs open, engine.max_pending = {self.max_pending}: set Curio's [Cuzk] "
                 "MaxPending to at most this server's"
             )
+        if self._tasks is None:
+            raise RuntimeError("a job submitted outside Jobs.running(): nothing would own it")
         job = self._new(req, digest, pinned)
-        job.task = asyncio.get_running_loop().create_task(self._run(job), name=f"psagent-job-{job.job_id}")
+        self._tasks.start_soon(self._run, job, name=f"psagent-job-{job.job_id}")
         return job, False
 
     def _new(self, req: ProofRequest, digest: str, pinned: bool) -> Job:
@@ -320,18 +341,14 @@ class Jobs:
 
     async def wait(self, job: Job, timeout_s: float | None = None) -> Outcome:
         """The job's answer; with ``timeout_s``, TIMEOUT when it has not ended by then (it goes on)."""
-        if timeout_s is None:
+        with anyio.move_on_after(timeout_s):  # None: no limit
             await job.done.wait()
-        else:
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await job.done.wait()
-            except TimeoutError:
-                return Outcome(
-                    Status.TIMEOUT, error=f"still {job.state.value} after {timeout_s * 1000:.0f} ms",
-                    total_ms=_ms(self.clock() - job.submitted_at),
-                )
-        assert job.outcome is not None
+        if job.outcome is None:
+            assert timeout_s is not None
+            return Outcome(
+                Status.TIMEOUT, error=f"still {job.state.value} after {timeout_s * 1000:.0f} ms",
+                total_ms=_ms(self.clock() - job.submitted_at),
+            )
         return job.outcome
 
     async def prove(self, req: ProofRequest) -> tuple[Job, Outcome]:
@@ -342,7 +359,7 @@ class Jobs:
         job.holders += 1
         try:
             outcome = await self.wait(job)
-        except asyncio.CancelledError:
+        except anyio.get_cancelled_exc_class():
             job.holders -= 1
             if job.open and job.holders == 0 and not job.pinned:
                 log.info("%s: its caller went away: cancelling", job.job_id)

@@ -11,6 +11,10 @@ full job table (RESOURCE_EXHAUSTED), an unknown circuit id (INVALID_ARGUMENT), p
 :class:`CuzkServer` binds a Unix socket (made ``socket_mode``, for Curio's user) or a TCP address;
 :func:`serve` is the service's life: warm-up, bind, systemd READY, watchdog pings, and on SIGTERM the calls
 in flight cancelled (their jobs with them: Curio retries the task) before exit.
+
+gRPC's aio server runs on asyncio and runs each call in a task of its own; every task of ours is owned by an
+anyio task group: the jobs' by :meth:`~agent.cuzk.jobs.Jobs.running` (open from :meth:`CuzkServer.start` to
+:meth:`CuzkServer.stop`), the watchdog's and the stop watcher's by :func:`serve`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -38,8 +43,13 @@ from agent.cuzk.request import SERVED, ProofRequest, RequestError, circuit_id, c
 from agent.sdnotify import Notifier
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
     from agent.proving.prover import AdmittedProver
     from gpu.device import Device
+    from porep.post.params import PoStProofType
+    from porep.prooftypes import ProofType
+    from porep.snap.params import UpdateProofType
 
 __all__ = [
     "CuzkServer",
@@ -108,11 +118,15 @@ class CuzkService:
         self.memory_info = memory_info or (lambda d: d.memory_info())
         self.warming: str | None = None  # while set, proofs are refused UNAVAILABLE (GetStatus answers)
 
-    async def _not_warming(self, context: Any) -> None:
+    async def _not_warming(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         if self.warming is not None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"warming up: {self.warming}; try again")
 
-    async def SubmitProof(self, request: pb.SubmitProofRequest, context: Any) -> pb.SubmitProofResponse:
+    async def SubmitProof(
+        self,
+        request: pb.SubmitProofRequest,
+        context: grpc.aio.ServicerContext[pb.SubmitProofRequest, pb.SubmitProofResponse],
+    ) -> pb.SubmitProofResponse:
         await self._not_warming(context)
         try:
             job, _ = self.jobs.submit(request_of(request), pinned=True)
@@ -122,13 +136,19 @@ class CuzkService:
             job_id=job.job_id, queue_position=self.jobs.queue_position(job), assigned_gpu=_device_name(job)
         )
 
-    async def AwaitProof(self, request: pb.AwaitProofRequest, context: Any) -> pb.AwaitProofResponse:
+    async def AwaitProof(
+        self,
+        request: pb.AwaitProofRequest,
+        context: grpc.aio.ServicerContext[pb.AwaitProofRequest, pb.AwaitProofResponse],
+    ) -> pb.AwaitProofResponse:
         job = await self._find(request.job_id, context)
         timeout = request.timeout_ms / 1000 if request.timeout_ms else None
         outcome = await self.jobs.wait(job, timeout)
         return answer_of(job.job_id, outcome)
 
-    async def Prove(self, request: pb.ProveRequest, context: Any) -> pb.ProveResponse:
+    async def Prove(
+        self, request: pb.ProveRequest, context: grpc.aio.ServicerContext[pb.ProveRequest, pb.ProveResponse]
+    ) -> pb.ProveResponse:
         await self._not_warming(context)
         try:
             job, outcome = await self.jobs.prove(request_of(request.submit))
@@ -136,11 +156,19 @@ class CuzkService:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         return pb.ProveResponse(result=answer_of(job.job_id, outcome))
 
-    async def CancelProof(self, request: pb.CancelProofRequest, context: Any) -> pb.CancelProofResponse:
+    async def CancelProof(
+        self,
+        request: pb.CancelProofRequest,
+        context: grpc.aio.ServicerContext[pb.CancelProofRequest, pb.CancelProofResponse],
+    ) -> pb.CancelProofResponse:
         job = await self._find(request.job_id, context)
         return pb.CancelProofResponse(was_running=self.jobs.cancel(job))
 
-    async def GetStatus(self, request: pb.GetStatusRequest, context: Any) -> pb.GetStatusResponse:
+    async def GetStatus(
+        self,
+        request: pb.GetStatusRequest,
+        context: grpc.aio.ServicerContext[pb.GetStatusRequest, pb.GetStatusResponse],
+    ) -> pb.GetStatusResponse:
         open_jobs = self.jobs.open_jobs()
         running = [j for j in open_jobs if j.state is JobState.RUNNING]
         gpus = []
@@ -184,10 +212,18 @@ class CuzkService:
             pinned_memory_bytes=host.used, pinned_memory_limit_bytes=host.total,
         )
 
-    async def GetMetrics(self, request: pb.GetMetricsRequest, context: Any) -> pb.GetMetricsResponse:
+    async def GetMetrics(
+        self,
+        request: pb.GetMetricsRequest,
+        context: grpc.aio.ServicerContext[pb.GetMetricsRequest, pb.GetMetricsResponse],
+    ) -> pb.GetMetricsResponse:
         return pb.GetMetricsResponse(prometheus_text=self.jobs.metrics_text())
 
-    async def PreloadSRS(self, request: pb.PreloadSrsRequest, context: Any) -> pb.PreloadSrsResponse:
+    async def PreloadSRS(
+        self,
+        request: pb.PreloadSrsRequest,
+        context: grpc.aio.ServicerContext[pb.PreloadSrsRequest, pb.PreloadSrsResponse],
+    ) -> pb.PreloadSrsResponse:
         pt = await self._circuit(request.circuit_id, context)
         if self.prover.loaded(pt):
             return pb.PreloadSrsResponse(already_loaded=True, load_time_ms=0)
@@ -198,7 +234,11 @@ class CuzkService:
         log.info("PreloadSRS %s: loaded in %.1f s", request.circuit_id, seconds)
         return pb.PreloadSrsResponse(already_loaded=False, load_time_ms=round(seconds * 1000))
 
-    async def EvictSRS(self, request: pb.EvictSrsRequest, context: Any) -> pb.EvictSrsResponse:
+    async def EvictSRS(
+        self,
+        request: pb.EvictSrsRequest,
+        context: grpc.aio.ServicerContext[pb.EvictSrsRequest, pb.EvictSrsResponse],
+    ) -> pb.EvictSrsResponse:
         pt = await self._circuit(request.circuit_id, context)
         cid = circuit_id(pt)
         users = [j.job_id for j in self.jobs.open_jobs() if j.circuit == cid]
@@ -214,7 +254,7 @@ class CuzkService:
         log.info("EvictSRS %s: %d device bytes freed", cid, freed)
         return pb.EvictSrsResponse(was_loaded=True, freed_bytes=freed)
 
-    async def _find(self, job_id: str, context: Any) -> Job:
+    async def _find(self, job_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> Job:
         try:
             return self.jobs.find(job_id)
         except JobNotFound as exc:
@@ -223,11 +263,14 @@ class CuzkService:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         raise AssertionError("unreachable")  # context.abort raises
 
-    async def _circuit(self, cid: str, context: Any) -> Any:
+    async def _circuit(
+        self, cid: str, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> ProofType | UpdateProofType | PoStProofType:
         try:
             return circuit_proof_type(cid)
         except RequestError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        raise AssertionError("unreachable")  # context.abort raises
 
     async def _memory(self, slot: Device) -> tuple[int, int] | None:
         with anyio.move_on_after(STATUS_DEVICE_S):
@@ -275,7 +318,8 @@ def check_listen(listen: str) -> None:
 
 
 class CuzkServer:
-    """The gRPC server of one :class:`CuzkService` on one address."""
+    """The gRPC server of one :class:`CuzkService` on one address. :meth:`start` and :meth:`stop` are called
+    from one task (the owner of the jobs' task group, :meth:`~agent.cuzk.jobs.Jobs.running`)."""
 
     def __init__(self, service: CuzkService, listen: str, *, socket_mode: int = 0o660) -> None:
         self.service = service
@@ -283,6 +327,7 @@ class CuzkServer:
         self.socket_mode = socket_mode
         self.server: grpc.aio.Server | None = None
         self.port = 0
+        self._jobs: AsyncExitStack | None = None  # the jobs' task group while serving
 
     @property
     def target(self) -> str:
@@ -297,7 +342,8 @@ class CuzkServer:
         check_listen(self.address)
 
     async def start(self) -> str:
-        """Bind and serve; the target. OSError saying why the address cannot be bound."""
+        """Bind and serve, the jobs' task group open; the target. OSError saying why the address cannot be
+        bound."""
         self.check()
         if self.socket is not None and self.socket.exists():
             self.socket.unlink()  # a socket left by a server that did not stop cleanly
@@ -317,17 +363,28 @@ class CuzkServer:
             raise OSError(f"{self.address}: cannot bind ({exc})") from None
         if self.socket is None and not self.port:
             raise OSError(f"{self.address}: cannot bind")
-        await server.start()
-        self.server = server
+        jobs = AsyncExitStack()
+        await jobs.enter_async_context(self.service.jobs.running())
+        try:
+            await server.start()
+        except BaseException:
+            await jobs.aclose()
+            raise
+        self.server, self._jobs = server, jobs
         if self.socket is not None:
             os.chmod(self.socket, self.socket_mode)
         log.info("serving cuzk.v1.ProvingEngine on %s", self.target)
         return self.target
 
     async def stop(self, grace_s: float = 5.0) -> None:
+        """Stop accepting, cancel the calls still in flight after ``grace_s``, then cancel every open job and
+        wait for it (a running one stops at its next partition boundary)."""
         if self.server is not None:
             await self.server.stop(grace_s)
             self.server = None
+        if self._jobs is not None:
+            jobs, self._jobs = self._jobs, None
+            await jobs.aclose()
         if self.socket is not None:
             try:
                 self.socket.unlink()
@@ -347,7 +404,8 @@ async def serve(
     stop accepting, cancel the calls in flight (and so their jobs) and return. systemd's watchdog is pinged
     from the start, warm-up included. The port is bound before the warm-up (minutes for 32GiB): GetStatus
     answers meanwhile, so Curio sees the server alive, and a proof asked for is refused UNAVAILABLE until
-    the warm-up has passed."""
+    the warm-up has passed. The watchdog and the stop watcher are tasks of one task group, the jobs of the
+    server's own (:meth:`CuzkServer.start`): none outlives this call."""
     notifier = notifier or Notifier()
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -356,39 +414,68 @@ async def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
             handled.append(sig)
+    failure: Exception | None = None
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_watchdog, notifier, name="psagent-cuzk-watchdog")
+            try:
+                await _serve_until(stop, server, tasks, warm_up=warm_up, notifier=notifier, ready=ready)
+            except Exception as exc:  # raised below as it is, not inside the task group's ExceptionGroup
+                failure = exc
+            tasks.cancel_scope.cancel()  # the watchdog and the stop watcher end with the service
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+    if failure is not None:
+        raise failure
 
-    async def watchdog() -> None:
-        interval = notifier.watchdog_interval_s or 5.0
-        while True:
-            notifier.watchdog()
-            await asyncio.sleep(interval)
 
-    pings = loop.create_task(watchdog(), name="psagent-engine-watchdog")
+async def _serve_until(
+    stop: asyncio.Event,
+    server: CuzkServer,
+    tasks: TaskGroup,
+    *,
+    warm_up: Callable[[], None] | None,
+    notifier: Notifier,
+    ready: Callable[[str], None] | None,
+) -> None:
+    """:func:`serve`'s life between bind and stop; ``tasks`` owns the stop watcher. The server is stopped
+    however this ends."""
+    serving = False
     try:
         if warm_up is not None:
             server.service.warming = "parameters, kernels, self-test proof"
         target = await server.start()
-        if warm_up is not None:
-            notifier.status(f"warming up on {target}: parameters, kernels, self-test proof")
-            log.info("listening on %s (GetStatus answers; proofs once warmed up); warming up", target)
-            t0 = time.perf_counter()
-            warming = loop.create_task(anyio.to_thread.run_sync(warm_up))
-            stopping = loop.create_task(stop.wait())
-            await asyncio.wait({warming, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            stopping.cancel()
-            if not warming.done():
-                log.info("stopping during warm-up (its thread ends on its own)")
-                return
-            warming.result()
-            server.service.warming = None
-            log.info("warm-up done in %.1f s", time.perf_counter() - t0)
-        notifier.ready(f"serving cuzk.v1.ProvingEngine on {target}")
-        if ready is not None:
-            ready(target)
-        await stop.wait()
-        notifier.stopping("stopping: calls in flight are cancelled")
+        with anyio.CancelScope() as until_stopped:
+            tasks.start_soon(_cancel_when_set, stop, until_stopped, name="psagent-cuzk-stop")
+            if warm_up is not None:
+                notifier.status(f"warming up on {target}: parameters, kernels, self-test proof")
+                log.info("listening on %s (GetStatus answers; proofs once warmed up); warming up", target)
+                t0 = time.perf_counter()
+                await anyio.to_thread.run_sync(warm_up, abandon_on_cancel=True)
+                server.service.warming = None
+                log.info("warm-up done in %.1f s", time.perf_counter() - t0)
+            notifier.ready(f"serving cuzk.v1.ProvingEngine on {target}")
+            serving = True
+            if ready is not None:
+                ready(target)
+            await anyio.sleep_forever()
+        if serving:
+            notifier.stopping("stopping: calls in flight are cancelled")
+        else:
+            log.info("stopping during warm-up (its thread ends on its own)")
     finally:
-        pings.cancel()
         await server.stop()
-        for sig in handled:
-            loop.remove_signal_handler(sig)
+
+
+async def _watchdog(notifier: Notifier) -> None:
+    """systemd's WATCHDOG=1 every interval (half systemd's WatchdogSec) until cancelled."""
+    interval = notifier.watchdog_interval_s or 5.0
+    while True:
+        notifier.watchdog()
+        await anyio.sleep(interval)
+
+
+async def _cancel_when_set(stop: asyncio.Event, scope: anyio.CancelScope) -> None:
+    await stop.wait()
+    scope.cancel()

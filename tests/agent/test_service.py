@@ -25,6 +25,8 @@ pytestmark = pytest.mark.anyio
 class MemoryMarket:
     """Every ask is matched on the next poll to a request carrying ``data``; vouchers are cumulative."""
 
+    clock_offset_s: float | None = None  # never measured (agent.service.Market)
+
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.cid = str(RequestCid.of(data))
