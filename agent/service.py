@@ -55,12 +55,14 @@ from agent.fleet import FleetMember
 from agent.opsview.gate import GATE_STATES, Gate, write_gate_file
 from agent.opsview.metrics import AgentMetrics
 from agent.proving.work import Work
-from agent.requester import LoopCounters, RequestLoopSettings, next_interval, request_round
+from agent.requester import AskMarket, LoopCounters, RequestLoopSettings, next_interval, request_round
 from agent.sdnotify import Notifier
 from agent.stages import (
+    FetchMarket,
     Prover,
     StageCounters,
     StageSettings,
+    SubmitMarket,
     WorkHandoff,
     fetch_one,
     prove_one,
@@ -68,25 +70,21 @@ from agent.stages import (
     submit_one,
 )
 from agent.store import AskState, RequestRow, RequestState, Store, in_worker
-from market.client import AlreadyAccepted
-from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
+from market.models import ATTO_PER_FIL
 
 __all__ = ["Agent", "AgentSettings", "Market", "RunSummary"]
 
 log = logging.getLogger(__name__)
 
 
-class Market(Protocol):
-    """The market calls the agent makes (market.client.MarketClient, or a double), and the host clock's
-    offset from the market's as last measured (None: not measured yet; the heartbeat exports it)."""
+class Market(AskMarket, FetchMarket, SubmitMarket, Protocol):
+    """The market calls the agent makes (market.client.MarketClient, or a double): the request loop's (poll,
+    ask) and the stages' (fetch, submit), withdrawing an ask, and the host clock's offset from the market's as
+    last measured (None: not measured yet; the heartbeat exports it)."""
 
     @property
     def clock_offset_s(self) -> float | None: ...
 
-    async def poll(self) -> WorkResponse: ...
-    async def create_ask(self, price_attofil: int) -> WorkAsk: ...
-    async def fetch_request_bytes(self, request_cid: str) -> bytes: ...
-    async def complete(self, request_cid: str, proof: bytes) -> ProofReward | AlreadyAccepted: ...
     async def withdraw(self, ask_id: int) -> None: ...
 
 

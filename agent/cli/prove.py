@@ -33,6 +33,7 @@ from agent.cli.common import (
     parse_miner,
     parse_u64,
 )
+from agent.opsview.progress import StageProgress, duration
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -99,7 +100,7 @@ class Pace:
         left = None
         if self.first is not None and self.done < self.partitions:
             left = (self.clock() - self.first) / self.done * (self.partitions - self.done)
-        tail = f", about {_duration(left)} left" if left else ""
+        tail = f", about {duration(left)} left" if left else ""
         return f"({self.done}/{self.partitions} partitions{tail})"
 
 
@@ -191,8 +192,6 @@ class ProgressLog:
         self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
         every_s: float = 10.0,
     ) -> None:
-        from agent.opsview.progress import StageProgress
-
         self.partitions = partitions
         self.out = out
         self.clock = clock
@@ -230,14 +229,6 @@ class ProgressLog:
                 self._say(f"{where} done in {ev.seconds:.2f} s")
                 return
             self._say(f"{where} {self.pace.finished()}")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def run_pipeline(prover: AdmittedProver, work: Work, *, job_id: str, live: bool) -> ProofResult:

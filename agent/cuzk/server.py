@@ -44,6 +44,7 @@ from agent.sdnotify import Notifier
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
+    from grpc.aio import ServicerContext as Context  # a call's: Context[request type, response type]
 
     from agent.proving.prover import AdmittedProver
     from gpu.device import Device
@@ -118,14 +119,12 @@ class CuzkService:
         self.memory_info = memory_info or (lambda d: d.memory_info())
         self.warming: str | None = None  # while set, proofs are refused UNAVAILABLE (GetStatus answers)
 
-    async def _not_warming(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def _not_warming(self, context: Context[Any, Any]) -> None:
         if self.warming is not None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, f"warming up: {self.warming}; try again")
 
     async def SubmitProof(
-        self,
-        request: pb.SubmitProofRequest,
-        context: grpc.aio.ServicerContext[pb.SubmitProofRequest, pb.SubmitProofResponse],
+        self, request: pb.SubmitProofRequest, context: Context[pb.SubmitProofRequest, pb.SubmitProofResponse]
     ) -> pb.SubmitProofResponse:
         await self._not_warming(context)
         try:
@@ -137,9 +136,7 @@ class CuzkService:
         )
 
     async def AwaitProof(
-        self,
-        request: pb.AwaitProofRequest,
-        context: grpc.aio.ServicerContext[pb.AwaitProofRequest, pb.AwaitProofResponse],
+        self, request: pb.AwaitProofRequest, context: Context[pb.AwaitProofRequest, pb.AwaitProofResponse]
     ) -> pb.AwaitProofResponse:
         job = await self._find(request.job_id, context)
         timeout = request.timeout_ms / 1000 if request.timeout_ms else None
@@ -147,7 +144,7 @@ class CuzkService:
         return answer_of(job.job_id, outcome)
 
     async def Prove(
-        self, request: pb.ProveRequest, context: grpc.aio.ServicerContext[pb.ProveRequest, pb.ProveResponse]
+        self, request: pb.ProveRequest, context: Context[pb.ProveRequest, pb.ProveResponse]
     ) -> pb.ProveResponse:
         await self._not_warming(context)
         try:
@@ -157,17 +154,13 @@ class CuzkService:
         return pb.ProveResponse(result=answer_of(job.job_id, outcome))
 
     async def CancelProof(
-        self,
-        request: pb.CancelProofRequest,
-        context: grpc.aio.ServicerContext[pb.CancelProofRequest, pb.CancelProofResponse],
+        self, request: pb.CancelProofRequest, context: Context[pb.CancelProofRequest, pb.CancelProofResponse]
     ) -> pb.CancelProofResponse:
         job = await self._find(request.job_id, context)
         return pb.CancelProofResponse(was_running=self.jobs.cancel(job))
 
     async def GetStatus(
-        self,
-        request: pb.GetStatusRequest,
-        context: grpc.aio.ServicerContext[pb.GetStatusRequest, pb.GetStatusResponse],
+        self, request: pb.GetStatusRequest, context: Context[pb.GetStatusRequest, pb.GetStatusResponse]
     ) -> pb.GetStatusResponse:
         open_jobs = self.jobs.open_jobs()
         running = [j for j in open_jobs if j.state is JobState.RUNNING]
@@ -213,16 +206,12 @@ class CuzkService:
         )
 
     async def GetMetrics(
-        self,
-        request: pb.GetMetricsRequest,
-        context: grpc.aio.ServicerContext[pb.GetMetricsRequest, pb.GetMetricsResponse],
+        self, request: pb.GetMetricsRequest, context: Context[pb.GetMetricsRequest, pb.GetMetricsResponse]
     ) -> pb.GetMetricsResponse:
         return pb.GetMetricsResponse(prometheus_text=self.jobs.metrics_text())
 
     async def PreloadSRS(
-        self,
-        request: pb.PreloadSrsRequest,
-        context: grpc.aio.ServicerContext[pb.PreloadSrsRequest, pb.PreloadSrsResponse],
+        self, request: pb.PreloadSrsRequest, context: Context[pb.PreloadSrsRequest, pb.PreloadSrsResponse]
     ) -> pb.PreloadSrsResponse:
         pt = await self._circuit(request.circuit_id, context)
         if self.prover.loaded(pt):
@@ -235,9 +224,7 @@ class CuzkService:
         return pb.PreloadSrsResponse(already_loaded=False, load_time_ms=round(seconds * 1000))
 
     async def EvictSRS(
-        self,
-        request: pb.EvictSrsRequest,
-        context: grpc.aio.ServicerContext[pb.EvictSrsRequest, pb.EvictSrsResponse],
+        self, request: pb.EvictSrsRequest, context: Context[pb.EvictSrsRequest, pb.EvictSrsResponse]
     ) -> pb.EvictSrsResponse:
         pt = await self._circuit(request.circuit_id, context)
         cid = circuit_id(pt)
@@ -254,7 +241,7 @@ class CuzkService:
         log.info("EvictSRS %s: %d device bytes freed", cid, freed)
         return pb.EvictSrsResponse(was_loaded=True, freed_bytes=freed)
 
-    async def _find(self, job_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> Job:
+    async def _find(self, job_id: str, context: Context[Any, Any]) -> Job:
         try:
             return self.jobs.find(job_id)
         except JobNotFound as exc:
@@ -264,7 +251,7 @@ class CuzkService:
         raise AssertionError("unreachable")  # context.abort raises
 
     async def _circuit(
-        self, cid: str, context: grpc.aio.ServicerContext[Any, Any]
+        self, cid: str, context: Context[Any, Any]
     ) -> ProofType | UpdateProofType | PoStProofType:
         try:
             return circuit_proof_type(cid)

@@ -76,6 +76,15 @@ def _version() -> str:
         return "unknown"
 
 
+def _by_kind_and_outcome(name: str, doc: str, outcomes: Iterable[str], r: CollectorRegistry) -> Counter:
+    """A counter by kind and outcome with every (kind, outcome) series present from the start, at 0."""
+    counter = Counter(name, doc, ["kind", "outcome"], registry=r)
+    for kind in KINDS:
+        for outcome in outcomes:
+            counter.labels(kind=kind, outcome=outcome)
+    return counter
+
+
 def device_label(index: int) -> str:
     """A device's label value: its CUDA index, or ``cpu`` for the CPU backend's one slot (index -1)."""
     return "cpu" if index < 0 else str(index)
@@ -275,15 +284,12 @@ class ProverMetrics:
         Gauge("psagent_start_time_seconds", "When this process started (Unix time)", registry=r).set(
             self.started_at
         )
-        self.proofs = Counter(
+        self.proofs = _by_kind_and_outcome(
             "psagent_proofs",
             "Proofs computed, by kind and outcome (verified, invalid, error, unchecked, cancelled)",
-            ["kind", "outcome"],
-            registry=r,
+            PROOF_OUTCOMES,
+            r,
         )
-        for kind in KINDS:
-            for outcome in PROOF_OUTCOMES:
-                self.proofs.labels(kind=kind, outcome=outcome)
         self.proof_seconds = Histogram(
             "psagent_proof_seconds",
             "Seconds per proof on its device (every partition, verified)",
@@ -402,15 +408,12 @@ class AgentMetrics(ProverMetrics):
         self.asks = Counter("psagent_asks_created", "Work asks created", registry=r)
         self.rate_limited = Counter("psagent_asks_rate_limited", "Ask rounds ended by a 429", registry=r)
         self.price = Gauge("psagent_ask_price_attofil", "The price asked per proof (attoFIL)", registry=r)
-        self.submissions = Counter(
+        self.submissions = _by_kind_and_outcome(
             "psagent_submissions",
             "Proofs submitted, by kind and the market's answer (accepted, rejected, gone)",
-            ["kind", "outcome"],
-            registry=r,
+            SUBMIT_OUTCOMES,
+            r,
         )
-        for kind in KINDS:
-            for outcome in SUBMIT_OUTCOMES:
-                self.submissions.labels(kind=kind, outcome=outcome)
         self.margin_seconds = Histogram(
             "psagent_deadline_margin_seconds",
             "Seconds left before the deadline when a proof was accepted",
