@@ -43,7 +43,7 @@ from agent.cuzk.request import SERVED, ProofRequest, RequestError, circuit_id, c
 from agent.sdnotify import Notifier
 
 if TYPE_CHECKING:
-    from anyio.abc import TaskGroup
+    from anyio.abc import TaskGroup, TaskStatus
     from grpc.aio import ServicerContext as Context  # a call's: Context[request type, response type]
 
     from agent.proving.prover import AdmittedProver
@@ -404,9 +404,11 @@ async def serve(
     failure: Exception | None = None
     try:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(_watchdog, notifier, name="psagent-cuzk-watchdog")
+            pings = await tasks.start(_watchdog, notifier, name="psagent-cuzk-watchdog")
             try:
-                await _serve_until(stop, server, tasks, warm_up=warm_up, notifier=notifier, ready=ready)
+                await _serve_until(
+                    stop, server, tasks, pings, warm_up=warm_up, notifier=notifier, ready=ready
+                )
             except Exception as exc:  # raised below as it is, not inside the task group's ExceptionGroup
                 failure = exc
             tasks.cancel_scope.cancel()  # the watchdog and the stop watcher end with the service
@@ -421,13 +423,14 @@ async def _serve_until(
     stop: asyncio.Event,
     server: CuzkServer,
     tasks: TaskGroup,
+    pings: anyio.CancelScope,
     *,
     warm_up: Callable[[], None] | None,
     notifier: Notifier,
     ready: Callable[[str], None] | None,
 ) -> None:
-    """:func:`serve`'s life between bind and stop; ``tasks`` owns the stop watcher. The server is stopped
-    however this ends."""
+    """:func:`serve`'s life between bind and stop; ``tasks`` owns the stop watcher. However this ends, the
+    watchdog's pings (``pings``) end and then the server is stopped."""
     serving = False
     try:
         if warm_up is not None:
@@ -452,15 +455,19 @@ async def _serve_until(
         else:
             log.info("stopping during warm-up (its thread ends on its own)")
     finally:
+        pings.cancel()
         await server.stop()
 
 
-async def _watchdog(notifier: Notifier) -> None:
-    """systemd's WATCHDOG=1 every interval (half systemd's WatchdogSec) until cancelled."""
+async def _watchdog(notifier: Notifier, *, task_status: TaskStatus[anyio.CancelScope]) -> None:
+    """systemd's WATCHDOG=1 every interval (half systemd's WatchdogSec) until its scope, handed to the
+    starter, is cancelled."""
     interval = notifier.watchdog_interval_s or 5.0
-    while True:
-        notifier.watchdog()
-        await anyio.sleep(interval)
+    with anyio.CancelScope() as pings:
+        task_status.started(pings)
+        while True:
+            notifier.watchdog()
+            await anyio.sleep(interval)
 
 
 async def _cancel_when_set(stop: asyncio.Event, scope: anyio.CancelScope) -> None:
