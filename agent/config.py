@@ -268,11 +268,11 @@ class RetentionConfig(_Section):
 
 
 # agent.cuzk.request.circuit_id's names
-ENGINE_CIRCUITS = re.compile(r"(porep|snap|wpost|winning)-(2k|8m|512m|32g|64g)")
+CUZK_CIRCUITS = re.compile(r"(porep|snap|wpost|winning)-(2k|8m|512m|32g|64g)")
 
 
 def parse_listen(listen: str) -> tuple[str, Path | None, bool]:
-    """An engine address: (the gRPC address, the socket path of a Unix socket, whether it is loopback or a
+    """A cuzk server address: (the gRPC address, the socket path of a Unix socket, whether it is loopback or a
     Unix socket). ``unix:///absolute/path`` or ``unix:relative/path``; ``HOST:PORT`` (``[::1]:PORT``; port 0:
     any free one). ValueError saying what is wrong."""
     if listen.startswith("unix:"):
@@ -292,8 +292,8 @@ def parse_listen(listen: str) -> tuple[str, Path | None, bool]:
     return listen, None, loopback
 
 
-class EngineConfig(_Section):
-    """``psagent engine serve``: Curio's proving engine (agent.cuzk)."""
+class CuzkConfig(_Section):
+    """``[engine]``: the cuzk server (``psagent engine serve``, agent.cuzk), under Curio's word for it."""
 
     listen: str = "unix:///run/psagent/engine.sock"
     max_pending: int = Field(default=10, ge=1)
@@ -317,7 +317,7 @@ class EngineConfig(_Section):
     @classmethod
     def _preload(cls, v: list[str]) -> list[str]:
         for cid in v:
-            if not ENGINE_CIRCUITS.fullmatch(cid):
+            if not CUZK_CIRCUITS.fullmatch(cid):
                 raise ValueError(
                     f"{cid!r} is not a circuit id (porep-32g, snap-32g, wpost-32g, winning-32g, …, the test "
                     "sizes 2k/8m/512m)"
@@ -344,7 +344,7 @@ class Settings(BaseSettings):
     store: StoreConfig = Field(default_factory=StoreConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
-    engine: EngineConfig = Field(default_factory=EngineConfig)
+    engine: CuzkConfig = Field(default_factory=CuzkConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     @classmethod

@@ -27,11 +27,11 @@ from rich.table import Table
 
 from agent import runtime
 from agent.config import ConfigError, Settings, cache_dir
-from agent.exporter import Exporter
-from agent.metrics import AgentMetrics
+from agent.opsview.document import StatusView
+from agent.opsview.exporter import Exporter
+from agent.opsview.metrics import AgentMetrics
 from agent.proving.parameters import ensure_dev_params, params_paths
 from agent.service import Agent, AgentSettings, RunSummary
-from agent.status import StatusView
 from agent.store import SqliteStore
 from market.mock import MarketRules, MockMarket
 from market.mock import PairingChecker as MarketPairingChecker

@@ -1,28 +1,25 @@
 """The composition root: the agent built from its configuration, one way for ``psagent run``, the dry run and
-the reliability harness, and the proving engine for ``psagent engine serve``.
+the reliability harness, and the cuzk server for ``psagent engine serve``.
 
 Every key of ``[market]``, ``[prover]``, ``[store]``, ``[metrics]``, ``[retention]`` and ``[engine]`` is read
 here and nowhere else in the agent (``[logging]`` by the CLI's set-up): the wallet, the market client
 (timeouts, retry budget, size cap), the store (and whether ended requests keep their inputs), the prover
 (backend, every configured device with an admission slot, partitions in flight per device, the memory
 budget, the parameters directory, whether proofs are verified), the loops' settings, the metrics exporter
-and the engine's address, job limit, socket mode and preloaded circuits. Callers that need a different
-piece (the dry run's mock market and throwaway wallet, the harness's fault seams) pass it in; everything
-else comes from here. Kept apart from the CLI so that nothing here prints or exits (a bad value is a
-:class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service` so the service
-stays free of configuration parsing.
+and the cuzk server's (``[engine]``) address, job limit, socket mode and preloaded circuits. Callers that
+need a different piece (the dry run's mock market and throwaway wallet, the harness's fault seams) pass it
+in; everything else comes from here. Kept apart from the CLI so that nothing here prints or exits (a bad
+value is a :class:`~agent.config.ConfigError` naming its key), and apart from :mod:`agent.service` so the
+service stays free of configuration parsing.
 
-Also the status report (``psagent status``): the store and the running agent's gate file, read.
+Also where the running agent's gate file lives (:func:`gate_file`, from ``store.url``); what is in it is
+:mod:`agent.opsview.gate`'s.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,41 +28,38 @@ from agent.preflight import load_wallet, preflight, proving_devices
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings, Market, RunSummary
 from agent.stages import Prover, StageSettings, accepting
-from agent.store import TERMINAL_STATES, AskState, RequestState, Store, open_store
+from agent.store import Store, open_store
 
 if TYPE_CHECKING:
-    from agent.exporter import Exporter
-    from agent.metrics import AgentMetrics, ProverMetrics
+    from agent.opsview.document import StatusView
+    from agent.opsview.exporter import Exporter
+    from agent.opsview.metrics import AgentMetrics, ProverMetrics
     from agent.proving.pipeline import ProofPipeline
     from agent.proving.prover import AdmittedProver
     from agent.proving.work import Work
-    from agent.status import StatusView
     from gpu.device import Device
     from market.client import MarketClient, RetryPolicy
     from market.wallet import Wallet
 
 __all__ = [
-    "EngineUnavailable",
+    "CuzkUnavailable",
     "ServedProver",
-    "StatusReport",
     "agent_settings",
     "build_agent",
     "build_pipeline",
     "build_prover",
-    "engine_listen",
-    "engine_prover",
-    "engine_server",
+    "cuzk_listen",
+    "cuzk_prover",
+    "cuzk_server",
     "gate_file",
     "load_wallet",
     "market_client",
     "open_configured_store",
     "proving_devices",
-    "read_gate",
     "retry_policy",
     "run",
-    "serve_engine",
+    "serve_cuzk",
     "start_metrics",
-    "status_report",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,9 +73,6 @@ class ServedProver(Prover, Protocol):
     @property
     def capacity(self) -> int: ...
     def warm_up(self) -> None: ...
-
-
-GATE_STALE_S = 30.0  # the running agent rewrites its gate file every few seconds
 
 
 def open_configured_store(settings: Settings, *, create: bool = True, **options: Any) -> Store:
@@ -295,8 +286,8 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
     import anyio
 
     from agent.config import SUBMIT_UNVERIFIED_ENV
-    from agent.metrics import AgentMetrics
-    from agent.status import StatusView
+    from agent.opsview.document import StatusView
+    from agent.opsview.metrics import AgentMetrics
 
     wallet = preflight(settings)  # what `psagent status --config` checks too
     metrics = AgentMetrics()
@@ -321,56 +312,56 @@ def run(settings: Settings, *, max_proofs: int | None = None) -> RunSummary:
         store.close()
 
 
-class EngineUnavailable(RuntimeError):
+class CuzkUnavailable(RuntimeError):
     """grpcio (the ``engine`` extra) is missing or older than the committed stubs; one line."""
 
 
-def _engine_modules() -> Any:
-    """agent.cuzk.server (which imports grpcio and the generated stubs); EngineUnavailable without them."""
+def _cuzk_server_module() -> Any:
+    """agent.cuzk.server (which imports grpcio and the generated stubs); CuzkUnavailable without them."""
     try:
         from agent.cuzk import server
     except ImportError as exc:
-        raise EngineUnavailable(
+        raise CuzkUnavailable(
             f"psagent engine serve needs grpcio and protobuf (pip install 'psagent[engine]'): {exc}"
         ) from None
     except RuntimeError as exc:  # the generated stubs' own version check
-        raise EngineUnavailable(f"psagent engine serve: {str(exc).splitlines()[0]}") from None
+        raise CuzkUnavailable(f"psagent engine serve: {str(exc).splitlines()[0]}") from None
     return server
 
 
-def engine_listen(settings: Settings, listen: str | None = None) -> str:
-    """The engine's address (``--listen``, else ``engine.listen``), checked to be bindable: ConfigError naming
-    the option or key before anything is loaded."""
+def cuzk_listen(settings: Settings, listen: str | None = None) -> str:
+    """The cuzk server's address (``--listen``, else ``engine.listen``), checked to be bindable: ConfigError
+    naming the option or key before anything is loaded."""
     from agent.config import parse_listen
 
     where = "--listen" if listen is not None else "engine.listen"
     listen = settings.engine.listen if listen is None else listen
     try:
         parse_listen(listen)
-        _engine_modules().check_listen(listen)
+        _cuzk_server_module().check_listen(listen)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"{where} = {listen}: {exc}") from None
     return listen
 
 
-def engine_server(settings: Settings, prover: AdmittedProver, listen: str, *, memory_info: Any = None) -> Any:
-    """``psagent engine serve``'s server (``agent.cuzk.server.EngineServer``) over ``prover``: at most
+def cuzk_server(settings: Settings, prover: AdmittedProver, listen: str, *, memory_info: Any = None) -> Any:
+    """``psagent engine serve``'s server (``agent.cuzk.server.CuzkServer``) over ``prover``: at most
     ``engine.max_pending`` open jobs, the Unix socket made ``engine.socket_mode``."""
     from agent.cuzk.jobs import Jobs
-    from agent.cuzk.metrics import EngineMetrics
+    from agent.cuzk.metrics import CuzkMetrics
 
-    server = _engine_modules()
+    server = _cuzk_server_module()
     e = settings.engine
     registry = prover.metrics.registry if prover.metrics is not None else None
-    jobs = Jobs(prover, max_pending=e.max_pending, metrics=EngineMetrics(registry))
-    service = server.EngineService(jobs, prover, memory_info=memory_info)
-    return server.EngineServer(service, listen, socket_mode=int(e.socket_mode, 8))
+    jobs = Jobs(prover, max_pending=e.max_pending, metrics=CuzkMetrics(registry))
+    service = server.CuzkService(jobs, prover, memory_info=memory_info)
+    return server.CuzkServer(service, listen, socket_mode=int(e.socket_mode, 8))
 
 
-def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **kw: Any) -> AdmittedProver:
+def cuzk_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **kw: Any) -> AdmittedProver:
     """The agent's pipeline (:func:`build_pipeline`, ``[prover]``) behind admission, as :func:`build_prover`
     makes it, except that the warm-up loads ``engine.preload``'s parameters and nothing restricts the proof
-    types (``prover.accepted_proof_types`` is the market agent's: the engine proves what Curio sends, for
+    types (``prover.accepted_proof_types`` is the market agent's: the cuzk server proves what Curio sends, for
     every size whose parameters it has), and its gate does not refuse development parameter files
     (``official_only`` off). ``metrics``: where the prover records (GetMetrics serves them); ``kw`` as
     build_pipeline's (tests: devices, cache)."""
@@ -386,60 +377,34 @@ def engine_prover(settings: Settings, *, metrics: ProverMetrics | None = None, *
     return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics, official_only=False)
 
 
-def serve_engine(settings: Settings, *, listen: str | None = None) -> None:
-    """``psagent engine serve``: Curio's proving engine on the agent's prover (``[prover]``), the parameters
+def serve_cuzk(settings: Settings, *, listen: str | None = None) -> None:
+    """``psagent engine serve``: the cuzk server on the agent's prover (``[prover]``), the parameters
     of ``engine.preload`` loaded and a self-test proof verified before READY, until SIGTERM. ConfigError /
-    EngineUnavailable (one line) before anything is loaded."""
+    CuzkUnavailable (one line) before anything is loaded."""
     import anyio
 
     from agent.cuzk.request import circuit_proof_type
 
-    listen = engine_listen(settings, listen)
+    listen = cuzk_listen(settings, listen)
     if not settings.prover.verify_before_submit:
         raise ConfigError(
-            "prover.verify_before_submit = false: the engine answers only proofs whose every partition "
-            "verified"
+            "prover.verify_before_submit = false: psagent engine serve answers only proofs whose every "
+            "partition verified"
         )
-    from agent.metrics import ProverMetrics
+    from agent.opsview.metrics import ProverMetrics
 
-    prover = engine_prover(settings, metrics=ProverMetrics(role="engine"))
+    prover = cuzk_prover(settings, metrics=ProverMetrics(role="engine"))  # the label dashboards already read
     for pt in map(circuit_proof_type, settings.engine.preload):
         try:
             prover.pipeline.params_file(pt)  # a missing parameter file is named now, not after the self-test
         except FileNotFoundError as exc:
             raise ConfigError(f"engine.preload: {exc}") from None
-    server = engine_server(settings, prover, listen)
+    server = cuzk_server(settings, prover, listen)
 
     async def main() -> None:
-        await _engine_modules().serve(server, warm_up=prover.warm_up)
+        await _cuzk_server_module().serve(server, warm_up=prover.warm_up)
 
     anyio.run(main, backend="asyncio")  # grpc.aio runs on asyncio
-
-
-@dataclass(frozen=True)
-class StatusReport:
-    queue: dict[str, int]
-    asks: dict[str, int]
-    payments: int
-    paid_attofil: int
-    last_voucher_nonce: int | None
-    recent_failures: list[tuple[str, str]]
-    oldest_unfinished_s: float | None
-    gate: dict[str, Any] = field(default_factory=lambda: {"state": "not running", "reason": ""})
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "gate": self.gate,
-            "queue": self.queue,
-            "asks": self.asks,
-            "payments": {
-                "vouchers": self.payments,
-                "cumulative_attofil": str(self.paid_attofil),
-                "last_nonce": self.last_voucher_nonce,
-            },
-            "recent_failures": [{"request_cid": c, "error": e} for c, e in self.recent_failures],
-            "oldest_unfinished_s": self.oldest_unfinished_s,
-        }
 
 
 def gate_file(settings: Settings) -> Path:
@@ -451,52 +416,3 @@ def gate_file(settings: Settings) -> Path:
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite:///") :] + ".gate.json")
     return cache_dir() / "gate.json"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def read_gate(path: Path, *, now: float | None = None) -> dict[str, Any]:
-    """The gate as the running agent last wrote it; ``not running`` when there is no file, its process is gone
-    or it was not refreshed for GATE_STALE_S."""
-    now = time.time() if now is None else now
-    try:
-        data = json.loads(path.read_text())
-        state, reason = str(data["state"]), str(data.get("reason", ""))
-        pid, written = int(data["pid"]), float(data["written_at"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return {"state": "not running", "reason": ""}
-    if not _alive(pid) or now - written > GATE_STALE_S:
-        return {"state": "not running", "reason": f"last seen {now - written:.0f} s ago: {state}"}
-    return {"state": state, "reason": reason, "since": data.get("since"), "pid": pid}
-
-
-def status_report(
-    store: Store, *, now: float | None = None, failures: int = 5, gate: Path | None = None
-) -> StatusReport:
-    """What ``psagent status`` shows, read from the store (works while the service runs: WAL readers) and the
-    agent's gate file."""
-    now = time.time() if now is None else now
-    counts = store.counts()
-    asks = store.asks()
-    payments = store.payments()
-    rows = store.list_requests()
-    unfinished = [r.obtained_at for r in rows if r.state not in TERMINAL_STATES]
-    failed = [r for r in rows if r.state is RequestState.FAILED][-failures:]
-    return StatusReport(
-        queue={s.value: counts[s] for s in RequestState},
-        asks={s.value: sum(1 for a in asks if a.state is s) for s in AskState},
-        payments=len(payments),
-        paid_attofil=payments[-1].cumulative_amount if payments else 0,
-        last_voucher_nonce=payments[-1].nonce if payments else None,
-        recent_failures=[(r.request_cid, r.last_error or "") for r in failed],
-        oldest_unfinished_s=(now - min(unfinished)) if unfinished else None,
-        gate=read_gate(gate, now=now) if gate is not None else {"state": "not running", "reason": ""},
-    )

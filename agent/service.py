@@ -34,7 +34,6 @@ is asked for than the proofs still wanted.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -53,14 +52,17 @@ from anyio import from_thread
 from anyio.lowlevel import current_token
 
 from agent.fleet import FleetMember
-from agent.metrics import AgentMetrics
+from agent.opsview.gate import GATE_STATES, Gate, write_gate_file
+from agent.opsview.metrics import AgentMetrics
 from agent.proving.work import Work
-from agent.requester import LoopCounters, RequestLoopSettings, next_interval, request_round
+from agent.requester import AskMarket, LoopCounters, RequestLoopSettings, next_interval, request_round
 from agent.sdnotify import Notifier
 from agent.stages import (
+    FetchMarket,
     Prover,
     StageCounters,
     StageSettings,
+    SubmitMarket,
     WorkHandoff,
     fetch_one,
     prove_one,
@@ -68,22 +70,21 @@ from agent.stages import (
     submit_one,
 )
 from agent.store import AskState, RequestRow, RequestState, Store, in_worker
-from gpu.files import atomic_write
-from market.client import AlreadyAccepted
-from market.models import ATTO_PER_FIL, ProofReward, WorkAsk, WorkResponse
+from market.models import ATTO_PER_FIL
 
-__all__ = ["Agent", "AgentSettings", "Gate", "Market", "RunSummary"]
+__all__ = ["Agent", "AgentSettings", "Market", "RunSummary"]
 
 log = logging.getLogger(__name__)
 
 
-class Market(Protocol):
-    """The market calls the agent makes (market.client.MarketClient, or a double)."""
+class Market(AskMarket, FetchMarket, SubmitMarket, Protocol):
+    """The market calls the agent makes (market.client.MarketClient, or a double): the request loop's (poll,
+    ask) and the stages' (fetch, submit), withdrawing an ask, and the host clock's offset from the market's as
+    last measured (None: not measured yet; the heartbeat exports it)."""
 
-    async def poll(self) -> WorkResponse: ...
-    async def create_ask(self, price_attofil: int) -> WorkAsk: ...
-    async def fetch_request_bytes(self, request_cid: str) -> bytes: ...
-    async def complete(self, request_cid: str, proof: bytes) -> ProofReward | AlreadyAccepted: ...
+    @property
+    def clock_offset_s(self) -> float | None: ...
+
     async def withdraw(self, ask_id: int) -> None: ...
 
 
@@ -129,35 +130,6 @@ async def _in_daemon_thread(fn: Callable[[], object]) -> None:
     await done.wait()
     if failure:
         raise failure[0]
-
-
-@dataclass(frozen=True)
-class Gate:
-    """The readiness gate as shown to operators: ``state`` is starting, warming, open, failed (the warm-up
-    failed: ``reason`` says why), unhealthy (the prover failed repeatedly), stopping or stopped."""
-
-    state: str
-    reason: str = ""
-    since: float = field(default_factory=time.time)
-
-    @property
-    def open(self) -> bool:
-        return self.state == "open"
-
-    def line(self) -> str:
-        return f"{self.state}{': ' + self.reason if self.reason else ''}"
-
-    def as_json(self) -> dict[str, Any]:
-        return {"state": self.state, "reason": self.reason, "since": self.since}
-
-
-GATE_STATES = ("starting", "warming", "open", "failed", "unhealthy", "stopping", "stopped")
-
-
-def write_gate_file(path: Path, gate: Gate, *, pid: int | None = None) -> None:
-    """The gate's state for ``psagent status`` (another process), written atomically with a timestamp."""
-    data = {**gate.as_json(), "pid": pid if pid is not None else os.getpid(), "written_at": time.time()}
-    atomic_write(path, json.dumps(data) + "\n")
 
 
 @dataclass
@@ -485,8 +457,8 @@ class Agent:
             self.notifier.watchdog()
             self._publish_gate()  # refreshes the gate file's timestamp: status tells a dead agent apart
             self.metrics.set_queue(await in_worker(self.store.counts))
-            offset = getattr(self.market, "clock_offset_s", None)
-            if isinstance(offset, int | float):
+            offset = self.market.clock_offset_s
+            if offset is not None:
                 self.metrics.clock_offset.set(offset)
             await anyio.sleep(min(interval, 5.0))
 

@@ -9,8 +9,9 @@ so a violation fails even if it sits in code no other test executes:
   curves/device/transfer < ntt/msm < groth16 < bench), never a sibling part or anything above;
 * inside porep likewise (POREP_RANK): the vocabulary (ids, fr32, official_params < prooftypes, commcid)
   < the hashes and the C1 < Stacked DRG and the StackedDRG circuit < SnapDeals < PoSt;
-* inside agent likewise (AGENT_RANK): the leaves (host < config, store, admission, progress, …) < the
-  parameter files' kinds and the preflight checks < the proving wing (agent.proving: kind < work/engine/
+* inside agent likewise (AGENT_RANK): the leaves (host < config, store, admission, …) < the parameter
+  files' kinds and the preflight checks < the operator's view (agent.opsview: exporter/page/progress/gate
+  < metrics/report < document) < the proving wing (agent.proving: kind < work/engine/
   schedule/parameters/plan < verifier/circuits < result < pipeline < prover) < the request stages, requester
   and fleet < the service and the proving engine's (agent.cuzk: request/metrics/scheduler/stubs < jobs
   < server) < the composition root (agent.runtime) < the dry run and doctor < the CLI;
@@ -63,15 +64,22 @@ AGENT_RANK = {
     "agent.sdnotify": (0,),
     "agent.admission": (0,),
     "agent.store": (0,),
-    "agent.exporter": (0,),
-    "agent.statuspage": (0,),
     "agent.host": (-1,),  # what the host has and what a proof used: below admission's host budget
-    "agent.progress": (0,),  # stage events to lines at a cadence (duck-typed: imports nothing of ours)
     # above the configuration: the parameter files' kinds (official / development) and what `run` refuses
     # before it starts (shared with `status --config`)
     "agent.paramfiles": (0, 5),
     "agent.preflight": (0, 5),
-    "agent.metrics": (1,),
+    # the operator's view, below the proving wing (the prover records into its metrics and progress) and the
+    # service (which publishes its gate through it): the listener, the page, stage progress (duck-typed) and
+    # the gate file < the metrics and the status report < the status document
+    "agent.opsview": (0, 6, 9),  # the package's own __init__: nothing imports it
+    "agent.opsview.exporter": (0, 6, 0),
+    "agent.opsview.page": (0, 6, 0),
+    "agent.opsview.progress": (0, 6, 0),
+    "agent.opsview.gate": (0, 6, 0),
+    "agent.opsview.metrics": (0, 6, 1),
+    "agent.opsview.report": (0, 6, 1),
+    "agent.opsview.document": (0, 6, 2),
     "agent.proving": (1, 9),
     "agent.proving.kind": (1, 0),
     "agent.proving.work": (1, 1),
@@ -88,7 +96,6 @@ AGENT_RANK = {
     "agent.stages": (2,),
     "agent.fleet": (2,),
     "agent.service": (3,),
-    "agent.status": (3, 5),
     "agent.cuzk": (3, 9),  # Curio's proving-engine API: a service beside the agent's, on the same prover
     "agent.cuzk.proving_pb2": (3, 0),
     "agent.cuzk.request": (3, 0),
@@ -356,9 +363,22 @@ PLANTED = {
         "def f():\n    from gpu.bench import run\n",
         "gpu.groth16 (layer (3,)) must not import gpu.bench",
     ),
-    "agent/progress.py": (
+    "agent/opsview/progress.py": (
         "from agent.proving.result import StageEvent\n",
-        "agent.progress (layer (0,)) must not import agent.proving.result",
+        "agent.opsview.progress (layer (0, 6, 0)) must not import agent.proving.result",
+    ),
+    # the operator's view in one package below the proving wing and the service (#48 item 2)
+    "agent/opsview/document.py": (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agent.service import Agent\n",
+        "agent.opsview.document (layer (0, 6, 2)) must not import agent.service",
+    ),
+    "agent/opsview/metrics.py": (
+        "def f():\n    from agent.proving.prover import AdmittedProver\n",
+        "agent.opsview.metrics (layer (0, 6, 1)) must not import agent.proving.prover",
+    ),
+    "agent/opsview/gate.py": (
+        "from agent.opsview.report import status_report\n",
+        "agent.opsview.gate (layer (0, 6, 0)) must not import agent.opsview.report",
     ),
     "agent/cuzk/scheduler.py": (
         "from agent.cuzk.jobs import Jobs\n",
@@ -379,6 +399,7 @@ ALLOWED = {
     "gpu/groth16/ok.py": "from gpu.msm import msm\nfrom gpu.arith.fields import fr_add\nfrom . import r1cs\n",
     "agent/runtime.py": "import gpu.groth16.prover\nimport market\nfrom agent.proving import prover\n",
     "agent/proving/prover.py": "from agent.proving.pipeline import ProofPipeline\nimport agent.admission\n",
+    "agent/service.py": "from agent.opsview.gate import Gate\nfrom agent.opsview import metrics\n",
 }
 
 
@@ -403,6 +424,7 @@ NAMED = (
     "agent/cli/common.py",
     "agent/service.py",
     "agent/proving/pipeline.py",
+    "agent/opsview/metrics.py",
 )
 
 

@@ -2,8 +2,9 @@
 
 Each command group lives in its own module so that it can grow without touching the others:
 ``core`` (run, prove, verify, status), ``doctor``, ``params``, ``porep`` (seal, c1), ``snap``, ``marketcmd``
-(wallet, market-mock), ``engine`` (serve: Curio's proving engine) and ``bench``. Results go to stdout,
-progress and logs to stderr; ``--json`` asks for one JSON object where a command has a result.
+(wallet, market-mock), ``cuzk`` (the ``engine`` group: ``engine serve`` runs the cuzk server, Curio's
+proving engine) and ``bench``. Results go to stdout, progress and logs to stderr; ``--json`` asks for one
+JSON object where a command has a result.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli import bench, core, doctor, engine, marketcmd, params, porep, snap
+from agent.cli import bench, core, cuzk, doctor, marketcmd, params, porep, snap
 from agent.cli.common import EXIT_NOT_IMPLEMENTED, EXIT_USAGE, use_engine_options
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -55,7 +56,7 @@ porep.register(app)
 marketcmd.register(app)
 app.add_typer(bench.app, name="bench")
 app.add_typer(snap.app, name="snap")
-app.add_typer(engine.app, name="engine")
+app.add_typer(cuzk.app, name="engine")  # the cuzk server keeps Curio's word for the command
 
 __all__ = ["EXIT_NOT_IMPLEMENTED", "EXIT_USAGE", "app", "main"]
 

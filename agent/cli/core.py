@@ -124,8 +124,10 @@ def register(app: typer.Typer) -> None:
 
         from agent.config import ConfigError
         from agent.fleet import fleet_lines, fleet_report
+        from agent.opsview.gate import read_gate
+        from agent.opsview.report import status_report
         from agent.preflight import check_store_creatable, preflight, sqlite_path
-        from agent.runtime import gate_file, open_configured_store, read_gate, status_report
+        from agent.runtime import gate_file, open_configured_store
 
         settings = settings_or_exit(config)
         running = read_gate(gate_file(settings))["state"] != "not running"

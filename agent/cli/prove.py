@@ -33,6 +33,7 @@ from agent.cli.common import (
     parse_miner,
     parse_u64,
 )
+from agent.opsview.progress import StageProgress, duration
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -99,7 +100,7 @@ class Pace:
         left = None
         if self.first is not None and self.done < self.partitions:
             left = (self.clock() - self.first) / self.done * (self.partitions - self.done)
-        tail = f", about {_duration(left)} left" if left else ""
+        tail = f", about {duration(left)} left" if left else ""
         return f"({self.done}/{self.partitions} partitions{tail})"
 
 
@@ -184,15 +185,13 @@ class ProgressLog:
     """Progress without a terminal: one line on ``out`` per stage as it ends (the setup's also as they
     start: a 32GiB circuit or parameter load takes minutes), each partition's last line with the proof's time
     left (:class:`Pace`), and, while a stage runs longer than ``every_s``, a line every ``every_s`` with its
-    time so far and the time left (:class:`agent.progress.StageProgress`: a first per-point check of the
-    parameters said nothing for 38 minutes)."""
+    time so far and the time left (:class:`agent.opsview.progress.StageProgress`: a first per-point check of
+    the parameters said nothing for 38 minutes)."""
 
     def __init__(
         self, partitions: int, out: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
         every_s: float = 10.0,
     ) -> None:
-        from agent.progress import StageProgress
-
         self.partitions = partitions
         self.out = out
         self.clock = clock
@@ -230,14 +229,6 @@ class ProgressLog:
                 self._say(f"{where} done in {ev.seconds:.2f} s")
                 return
             self._say(f"{where} {self.pace.finished()}")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def run_pipeline(prover: AdmittedProver, work: Work, *, job_id: str, live: bool) -> ProofResult:

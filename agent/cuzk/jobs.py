@@ -1,4 +1,4 @@
-"""The engine's jobs: identity, admission, cancellation and answers, independent of gRPC.
+"""The cuzk server's jobs: identity, admission, cancellation and answers, independent of gRPC.
 
 * Identity: Curio reuses request ids on retry (``porep-<miner>-<sector>``) and every ProofShare challenge is
   miner 1000 / sector 1, so a job is keyed by request id **and** payload digest
@@ -6,7 +6,7 @@
   attaches to it; the same id with another payload is a new job. Each job has its own id
   (``<request_id>#<n>``), so partitions of two jobs are never mixed (docs/cuzk.md §1.10).
 * Admission: at most ``max_pending`` jobs open at once (Curio's ``MaxPending``; one more is refused as
-  :class:`EngineBusy`). An open job is checked (``work_of``, in a thread), then waits in the priority queue
+  :class:`TooManyJobs`). An open job is checked (``work_of``, in a thread), then waits in the priority queue
   (:class:`~agent.cuzk.scheduler.Scheduler`: WinningPoSt, WindowPoSt, then PoRep and Snap, each in
   submission order; a PoSt takes a busy device at the running job's next partition boundary) and for a
   device slot and its memory in the agent's own :class:`~agent.admission.Admission`, through the one proving
@@ -19,23 +19,27 @@
 * Answers: a job ends COMPLETED (the proof, every partition verified), FAILED (one line saying why: bad
   input, a failed check, an error) or CANCELLED. Ended jobs are kept for a while so that ``AwaitProof``
   finds them; their inputs are dropped as soon as they end.
+* Ownership: every job runs as a task of one task group, open while the server serves (:meth:`Jobs.running`,
+  entered by ``agent.cuzk.server.CuzkServer.start``): a job outlives the call that submitted it, never the
+  server. When the group closes, every open job is cancelled and waited for (a running one stops at its next
+  partition boundary).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from agent.cuzk.metrics import EngineMetrics
+from agent.cuzk.metrics import CuzkMetrics
 from agent.cuzk.request import SERVED, ProofKind, ProofRequest, RequestError, circuit_id, priority_of, work_of
 from agent.cuzk.scheduler import Scheduler
 from agent.proving.pipeline import ProofCancelled
@@ -44,12 +48,14 @@ from agent.proving.work import JobId
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    from anyio.abc import TaskGroup
+
     from agent.admission import Grant
     from agent.proving.prover import Proven
     from agent.proving.work import Work
     from gpu.device import Device
 
-__all__ = ["AmbiguousJob", "EngineBusy", "Job", "JobNotFound", "JobState", "Jobs", "Outcome", "Status"]
+__all__ = ["AmbiguousJob", "Job", "JobNotFound", "JobState", "Jobs", "Outcome", "Status", "TooManyJobs"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +63,7 @@ KEEP_ENDED_S = 3600.0  # ended jobs stay findable by AwaitProof this long...
 KEEP_ENDED = 1000  # ...and at most this many of them
 
 
-class EngineBusy(RuntimeError):
+class TooManyJobs(RuntimeError):
     """``max_pending`` jobs are open: a new one is refused (gRPC RESOURCE_EXHAUSTED)."""
 
 
@@ -141,9 +147,8 @@ class Job:
     holders: int = 0  # Prove calls waiting on it
     pinned: bool = False  # queued by SubmitProof: it outlives its callers
     cancel: threading.Event = field(default_factory=threading.Event)
-    done: asyncio.Event = field(default_factory=asyncio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope | None = None
-    task: asyncio.Task[None] | None = None
 
     @property
     def open(self) -> bool:
@@ -155,7 +160,7 @@ class Job:
 
 
 class Jobs:
-    """The job table of one engine (see the module docstring). Every method runs on the event loop."""
+    """The job table of one cuzk server (see the module docstring). Every method runs on the event loop."""
 
     def __init__(
         self,
@@ -163,7 +168,7 @@ class Jobs:
         *,
         max_pending: int = 10,
         check: Callable[[ProofRequest], Work] = work_of,
-        metrics: EngineMetrics | None = None,
+        metrics: CuzkMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_pending < 1:
@@ -172,19 +177,33 @@ class Jobs:
         self.scheduler = Scheduler(prover)
         self.max_pending = max_pending
         self.check = check
-        self.metrics = metrics or EngineMetrics()
+        self.metrics = metrics or CuzkMetrics()
         self.metrics.max_pending.set(max_pending)
         self.clock = clock
         self.started_at = clock()
         self._jobs: dict[str, Job] = {}
         self._seq = 0
         self.ended: Counter[tuple[str, Status]] = Counter()
+        self._tasks: TaskGroup | None = None  # the jobs' owner while running() is open
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Jobs]:
+        """The jobs' owner: while open, each new job runs as a task of this one task group; on leaving, every
+        open job is cancelled (a running one stops at its next partition boundary) and waited for."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            try:
+                yield self
+            finally:
+                self._tasks = None
+                for job in self.open_jobs():
+                    self.cancel(job)
 
     # -- submitting ---------------------------------------------------------------------------------------
 
     def submit(self, req: ProofRequest, *, pinned: bool = False) -> tuple[Job, bool]:
         """The job of ``req`` and whether the call attached to one already open. ``pinned`` (SubmitProof):
-        the job runs until it ends or CancelProof, whoever waits. EngineBusy when a new job would exceed
+        the job runs until it ends or CancelProof, whoever waits. TooManyJobs when a new job would exceed
         ``max_pending``."""
         digest = req.digest()
         for job in reversed(self._jobs.values()):
@@ -197,18 +216,20 @@ class Jobs:
         open_jobs = sum(1 for j in self._jobs.values() if j.open)
         if open_jobs >= self.max_pending:
             self.metrics.refused.labels(reason="busy").inc()
-            raise EngineBusy(
+            raise TooManyJobs(
                 f"{open_jobs} jobs open, engine.max_pending = {self.max_pending}: set Curio's [Cuzk] "
-                "MaxPending to at most this engine's"
+                "MaxPending to at most this server's"
             )
+        if self._tasks is None:
+            raise RuntimeError("a job submitted outside Jobs.running(): nothing would own it")
         job = self._new(req, digest, pinned)
-        job.task = asyncio.get_running_loop().create_task(self._run(job), name=f"psagent-job-{job.job_id}")
+        self._tasks.start_soon(self._run, job, name=f"psagent-job-{job.job_id}")
         return job, False
 
     def _new(self, req: ProofRequest, digest: str, pinned: bool) -> Job:
         self._seq += 1
         job = Job(
-            job_id=JobId.for_engine(req.request_id, self._seq),
+            job_id=JobId.for_cuzk(req.request_id, self._seq),
             request_id=req.request_id,
             digest=digest,
             kind=req.kind,
@@ -252,7 +273,7 @@ class Jobs:
                 self._end(job, Outcome(Status.FAILED, error=str(exc)))
             except ProofCancelled:
                 self._end(job, Outcome(Status.CANCELLED, error="cancelled"))
-            except Exception as exc:  # noqa: BLE001 - any failure is this job's answer; the engine serves on
+            except Exception as exc:  # noqa: BLE001 - any failure is this job's answer; the server serves on
                 log.exception("%s: failed", job.job_id)
                 self._end(job, Outcome(Status.FAILED, error=_one_line(exc)))
         if job.open:  # the scope was cancelled before the job started proving
@@ -320,18 +341,14 @@ class Jobs:
 
     async def wait(self, job: Job, timeout_s: float | None = None) -> Outcome:
         """The job's answer; with ``timeout_s``, TIMEOUT when it has not ended by then (it goes on)."""
-        if timeout_s is None:
+        with anyio.move_on_after(timeout_s):  # None: no limit
             await job.done.wait()
-        else:
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await job.done.wait()
-            except TimeoutError:
-                return Outcome(
-                    Status.TIMEOUT, error=f"still {job.state.value} after {timeout_s * 1000:.0f} ms",
-                    total_ms=_ms(self.clock() - job.submitted_at),
-                )
-        assert job.outcome is not None
+        if job.outcome is None:
+            assert timeout_s is not None
+            return Outcome(
+                Status.TIMEOUT, error=f"still {job.state.value} after {timeout_s * 1000:.0f} ms",
+                total_ms=_ms(self.clock() - job.submitted_at),
+            )
         return job.outcome
 
     async def prove(self, req: ProofRequest) -> tuple[Job, Outcome]:
@@ -342,7 +359,7 @@ class Jobs:
         job.holders += 1
         try:
             outcome = await self.wait(job)
-        except asyncio.CancelledError:
+        except anyio.get_cancelled_exc_class():
             job.holders -= 1
             if job.open and job.holders == 0 and not job.pinned:
                 log.info("%s: its caller went away: cancelling", job.job_id)

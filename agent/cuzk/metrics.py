@@ -1,6 +1,7 @@
-"""The engine's Prometheus metrics (``GetMetrics``): the job table's series beside the prover's
-(agent.metrics.ProverMetrics, role "engine": proofs by kind and outcome, partition stages, devices,
-parameters, build) in one registry, so the dashboard's prover panels read the engine as they read the agent.
+"""The cuzk server's Prometheus metrics (``GetMetrics``): the job table's series beside the prover's
+(agent.opsview.metrics.ProverMetrics, role "engine": proofs by kind and outcome, partition stages, devices,
+parameters, build) in one registry, so the dashboard's prover panels read the server as they read the agent.
+The series keep the operator's word (``psagent_engine_*``, like ``psagent engine serve``).
 
 Counters move when a job ends; the gauges (queue, running, open, uptime) are read from the job table when the
 text is rendered, so they are never stale.
@@ -10,12 +11,12 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-__all__ = ["EngineMetrics"]
+__all__ = ["CuzkMetrics"]
 
 _SECONDS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600)
 
 
-class EngineMetrics:
+class CuzkMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         """``registry``: the prover's (its series then come out of ``text`` too); a new one by default."""
         self.registry = r = registry if registry is not None else CollectorRegistry()

@@ -1,4 +1,4 @@
-"""A proving-engine request (``cuzk.v1.SubmitProofRequest``) as plain values, and the Work it asks for.
+"""A cuzk request (``cuzk.v1.SubmitProofRequest``) as plain values, and the Work it asks for.
 
 Curio sends four kinds (docs/cuzk.md §4, docs/post.md §8):
 
@@ -16,7 +16,7 @@ Curio sends four kinds (docs/cuzk.md §4, docs/post.md §8):
 
 Every value is checked against every other one and against the input itself before any work; the input then
 goes through :class:`agent.proving.work.Work`, the one strict check and public-input computation the agent
-uses. A request this engine cannot prove is a :class:`RequestError` whose text is one line: it becomes the
+uses. A request this server cannot prove is a :class:`RequestError` whose text is one line: it becomes the
 answer's ``error_message``. A request's priority is its own, or (0) its kind's: WinningPoSt CRITICAL,
 WindowPoSt HIGH, PoRep and Snap NORMAL (:func:`priority_of`).
 """
@@ -53,7 +53,7 @@ COMMITMENT_BYTES = 32
 
 
 class RequestError(ValueError):
-    """A request this engine cannot prove; ``str(err)`` is one line (the answer's ``error_message``)."""
+    """A request this server cannot prove; ``str(err)`` is one line (the answer's ``error_message``)."""
 
 
 class ProofKind(IntEnum):
@@ -207,7 +207,7 @@ def circuit_proof_type(cid: str) -> ProofType | UpdateProofType | PoStProofType:
 
 
 def work_of(req: ProofRequest) -> Work:
-    """The strictly checked Work of ``req``; RequestError (one line) for anything this engine will not prove.
+    """The strictly checked Work of ``req``; RequestError (one line) for anything this server will not prove.
     CPU-bound for a real request (the C1 parse and vanilla check): call it off the event loop."""
     kind = req.kind
     if kind is None:

@@ -1,4 +1,4 @@
-"""The engine's priority scheduling (docs post.md §8, docs/cuzk.md §1.3): WinningPoSt ahead of everything
+"""The cuzk server's priority scheduling (docs post.md §8, docs/cuzk.md §1.3): WinningPoSt ahead of everything
 queued, WindowPoSt ahead of PoRep and Snap, and no PoSt waiting for a whole PoRep or Snap job.
 
 Two levels:
@@ -17,7 +17,6 @@ Two levels:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections import Counter
@@ -25,6 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
+
+import anyio
 
 from agent.proving.pipeline import ProofCancelled
 from agent.proving.prover import NotLendable
@@ -122,7 +123,7 @@ class _Entry:
     job_id: str
     priority: int
     seq: int
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    ready: anyio.Event = field(default_factory=anyio.Event)
     running: _Running | None = None
     lender: _Running | None = None
     no_lend: bool = False  # a lent grant was too small: wait for a slot of its own

@@ -3,7 +3,7 @@
   kind        :class:`WorkKind` — PoRep, SnapDeals, WinningPoSt or WindowPoSt, told apart in one place (for a
               request and a proof type)
   work        :class:`Work` — the only place input is recognised (C1, market ProofData, lotus-bench envelope,
-              Snap, an engine call's PoSt), strictly checked, and given its kind, proof type, partitions and
+              Snap, a cuzk call's PoSt), strictly checked, and given its kind, proof type, partitions and
               public inputs (once)
   circuits    :class:`Circuits` — the circuit seam: the R1CS of a proof type, the assignment of a partition
   parameters  parameter file paths, the record of checked files, development parameters made here

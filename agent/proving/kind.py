@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 class WorkKind(StrEnum):
     """What a request asks for: a PoRep C2 (the StackedDRG circuit), a SnapDeals update proof, or (Curio's
-    engine calls only) a WinningPoSt or one WindowPoSt partition (the FallbackPoSt circuit)."""
+    cuzk calls only) a WinningPoSt or one WindowPoSt partition (the FallbackPoSt circuit)."""
 
     POREP = "porep"
     SNAP = "snap"

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agent.admission import CPU_SLOT, Admission, BudgetExceeded, Grant
-from agent.metrics import ProverMetrics, device_label
+from agent.opsview.metrics import ProverMetrics, device_label
+from agent.opsview.progress import StageProgress
 from agent.paramfiles import ParamDigests, fetch_hint, verdict
-from agent.progress import StageProgress
 from agent.proving.kind import WorkKind
 from agent.proving.parameters import params_paths
 from agent.proving.pipeline import Events, ProofCancelled, ProofPipeline, ProofResult, StageEvent
@@ -65,7 +65,7 @@ class AdmittedProver:
     """``pipeline`` behind admission. ``accepted``: the PoRep proof types the readiness gate loads before the
     first ask; ``accepted_update``: the SnapDeals update proof types it loads too (``RegisteredUpdateProof``
     names: a separate list, since "StackedDrg2KiBV1" names both a seal and an update proof);
-    ``accepted_post``: the PoSt proof types it loads (``RegisteredPoStProof`` names; the engine's)."""
+    ``accepted_post``: the PoSt proof types it loads (``RegisteredPoStProof`` names; the cuzk server's)."""
 
     def __init__(
         self,
@@ -88,7 +88,7 @@ class AdmittedProver:
         free once its kernels have run, asked the first time a proof type is made ready); ``verify``:
         pairing-check every partition
         (False only under the debug switch of ``prover.verify_before_submit``); ``metrics``: where proofs,
-        partition stages, device use and loaded parameters are recorded (the agent's or the engine
+        partition stages, device use and loaded parameters are recorded (the agent's or the cuzk
         server's); ``official_only``: the warm-up refuses parameter files that are not the published ones
         (the real market verifies against the official keys: a proof made with development parameters
         verifies here, against the same development key, and is refused there)."""
@@ -207,9 +207,10 @@ class AdmittedProver:
         proven, unless ``verify`` is off). ``admitted`` is told the grant once the job has its device slot;
         ``cancel`` set: :class:`~agent.proving.pipeline.ProofCancelled` before admission's grant is used, or
         at the pipeline's next partition boundary (the slot is free once this returns). ``turn(device)``: a
-        context entered around each partition's prove call (the engine's priority turns). ``lent``: run on
-        another job's grant (its device and bytes, the engine's scheduler lends them while that job waits at
-        a partition boundary) instead of admission's; :class:`NotLendable` when the job needs more bytes."""
+        context entered around each partition's prove call (the cuzk scheduler's priority turns). ``lent``:
+        run on another job's grant (its device and bytes, the cuzk scheduler lends them while that job waits
+        at a partition boundary) instead of admission's; :class:`NotLendable` when the job needs more
+        bytes."""
         kind = work.kind.value
         t0 = time.perf_counter()
         try:
@@ -267,7 +268,7 @@ class AdmittedProver:
             memory = grant.nbytes if grant.nbytes > 0 else None
             # a proof of minutes says where it is every PROGRESS_EVERY_S (the log) and on the status page
             progress = StageProgress(job_id, _say, every_s=PROGRESS_EVERY_S)
-            # the engine's turns; not passed otherwise (pipeline doubles of the agent's tests predate them)
+            # the cuzk scheduler's turns; not passed otherwise (older pipeline doubles lack the keyword)
             extra: dict[str, Any] = {"device_turn": lambda: turn(grant.device)} if turn is not None else {}
             with self._busy(
                 device_label(grant.device.index), job_id, work.kind.value, grant.nbytes, progress.snapshot
@@ -292,7 +293,7 @@ class AdmittedProver:
 
     def prove_now(self, work: Work, job_id: str, *, events: Events | None = None) -> ProofResult:
         """:meth:`prove` from synchronous code (``psagent prove``, ``bench e2e``): the same admission, budget
-        and pipeline as the agent's and the engine server's; the pipeline's result."""
+        and pipeline as the agent's and the cuzk server's; the pipeline's result."""
 
         async def run() -> Proven:
             return await self.prove(work, job_id, events=events)

@@ -53,12 +53,12 @@ class InputFormat(StrEnum):
     C1 = "C1"
     PROOFDATA = "ProofData"
     LOTUS_BENCH = "lotus-bench c1out.json"
-    CUZK = "cuzk SubmitProofRequest"  # Curio's proving-engine call (agent.cuzk): a Snap request's fields
+    CUZK = "cuzk SubmitProofRequest"  # a cuzk call (agent.cuzk): a Snap request's fields
 
 
 class JobId(str):
     """The name a proof job goes by in logs, stage events and the store, made here only, one spelling per
-    origin: the agent's request attempt, a one-off command, an engine call."""
+    origin: the agent's request attempt, a one-off command, a cuzk call."""
 
     __slots__ = ()
 
@@ -74,9 +74,9 @@ class JobId(str):
         return cls(f"{prefix}-{uuid.uuid4().hex}")
 
     @classmethod
-    def for_engine(cls, request_id: str, seq: int) -> JobId:
-        """``<request id>#<n>``: an engine call, by the caller's request id (``job`` when it gave none) and
-        the engine's own sequence number (a request id may come again)."""
+    def for_cuzk(cls, request_id: str, seq: int) -> JobId:
+        """``<request id>#<n>``: a cuzk call, by the caller's request id (``job`` when it gave none) and
+        the server's own sequence number (a request id may come again)."""
         return cls(f"{request_id or 'job'}#{seq}")
 
 
@@ -107,7 +107,7 @@ def _looks_like_proofdata(raw: bytes) -> bool:
 def recognise(raw: bytes, *, request_only: bool = False, c1_only: bool = False) -> Recognised:
     """Which input ``raw`` is, parsed (values strictly, any JSON formatting), nothing checked beyond that.
     ``request_only``: only the market's ProofData is accepted (what the agent fetches); ``c1_only``: only a
-    bare C1 (what Curio's engine call carries inside its wrapper). Raises :class:`WorkError`."""
+    bare C1 (what a cuzk call carries inside its wrapper). Raises :class:`WorkError`."""
     raw = bytes(raw)
     if c1_only:
         try:
@@ -227,7 +227,7 @@ class Work:
 
     @classmethod
     def from_snap(cls, snap: Snap, *, miner: int, sector: int) -> Work:
-        """A Snap request that arrived as fields rather than bytes (Curio's engine call: proof type,
+        """A Snap request that arrived as fields rather than bytes (a cuzk call: proof type,
         commitments and bincode partition proofs), with the same strict check and public inputs as a
         ProofData's. ``raw`` stays empty: the fields are the input."""
         return _snap_work(Recognised(InputFormat.CUZK, None, b"", snap, miner, sector), b"")
@@ -243,7 +243,7 @@ class Work:
         winning: bool,
         miner: int | None = None,
     ) -> Work:
-        """A PoSt request as Curio's engine call carries it (``RegisteredPoStProof``, the 32-byte randomness,
+        """A PoSt request as a cuzk call carries it (``RegisteredPoStProof``, the 32-byte randomness,
         one bincode ``FallbackPoStSectorProof`` per sector, the WindowPoSt partition index): the strict check
         (``porep.post.verify``, docs post.md §4) and the public inputs from the public values only (§5.2).
         ``winning``: the kind the request claims. One partition; ``raw`` stays empty."""

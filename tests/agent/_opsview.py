@@ -27,12 +27,12 @@ from typing import Any
 import anyio
 from _standin import parsed_only  # tests/agent is on sys.path
 
-from agent.metrics import AgentMetrics
+from agent.opsview.document import StatusView
+from agent.opsview.metrics import AgentMetrics
 from agent.proving.pipeline import PartitionResult, ProofCancelled, ProofResult
 from agent.proving.prover import AdmittedProver
 from agent.proving.work import Work
 from agent.service import Agent, AgentSettings
-from agent.status import StatusView
 from agent.store import SqliteStore
 from gpu.device import Device
 from market.client import RetryPolicy

@@ -61,7 +61,7 @@ def test_run_refuses_bad_max_proofs_and_missing_key(tmp_path: Path) -> None:
 
 
 def test_status_shows_the_readiness_gate(tmp_path: Path) -> None:
-    from agent.service import Gate, write_gate_file
+    from agent.opsview.gate import Gate, write_gate_file
 
     cfg = _config(tmp_path)
     SqliteStore(tmp_path / "agent.db").close()

@@ -25,7 +25,7 @@ from agent import runtime
 from agent.cli.common import kernel_cache_dir
 from agent.config import SUBMIT_UNVERIFIED_ENV, ConfigError, Settings, engine_options
 from agent.logsetup import make_handler
-from agent.metrics import AgentMetrics
+from agent.opsview.metrics import AgentMetrics
 from agent.store import RequestState
 from gpu.device import Device
 from market.wallet import Wallet, write_key_file
@@ -109,8 +109,8 @@ class Probe:
 
         from agent.cuzk import proving_pb2 as pb
 
-        listen = runtime.engine_listen(s)
-        server = runtime.engine_server(s, self.prover(s), listen)
+        listen = runtime.cuzk_listen(s)
+        server = runtime.cuzk_server(s, self.prover(s), listen)
 
         async def run() -> object:
             import grpc
@@ -132,7 +132,7 @@ class Probe:
 
     def engine_warm_up(self, s: Settings) -> object:
         """What the engine's prover loads before it reports ready."""
-        prover = runtime.engine_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
+        prover = runtime.cuzk_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
         return prover.accepted, prover.accepted_update
 
     def device_budgets(self, s: Settings) -> object:

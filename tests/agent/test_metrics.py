@@ -1,6 +1,6 @@
-"""agent.metrics, agent.exporter, agent.status and agent.statuspage without outside binaries: what the prover
-and the service record (against the store they wrote), the device ledger read live, the deadline margin, the
-/status document's hours and failures, the listener's three pages, and the page's escaping."""
+"""The operator's view (agent.opsview: metrics, exporter, document, page) without outside binaries: what the
+prover and the service record (against the store they wrote), the device ledger read live, the deadline
+margin, the /status document's hours and failures, the listener's three pages, and the page's escaping."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import pytest
 from _opsview import GIB, PROOF_TYPE, AgentThread, Scenario, StandInPipeline, wait_for  # tests/agent
 from _standin import parsed_only
 
-from agent.metrics import AgentMetrics, DeviceLedger, ProverMetrics
+from agent.opsview.document import StatusView, hour_buckets
+from agent.opsview.metrics import AgentMetrics, DeviceLedger, ProverMetrics
+from agent.opsview.page import fil, render
 from agent.proving.prover import AdmittedProver
-from agent.status import StatusView, hour_buckets
-from agent.statuspage import fil, render
 from agent.store import Payment, RequestState, SqliteStore
 
 

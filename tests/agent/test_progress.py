@@ -1,8 +1,8 @@
 """Long work that says how long (P32 item 4): a one-shot prove printed ``setup: params (first use: point
 checks)…`` and then nothing for 38 minutes; the agent logged nothing between ``matched request`` and
-``verified``. agent.progress turns the pipeline's stage events into a line at a steady cadence with the time
-left, the first per-point check reports its fraction, the agent's prover logs and shows on the status page
-where its proof is."""
+``verified``. agent.opsview.progress turns the pipeline's stage events into a line at a steady cadence with
+the time left, the first per-point check reports its fraction, the agent's prover logs and shows on the
+status page where its proof is."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import anyio
 import pytest
 from _doubles import ReferenceEngine, ToyCircuit, toy_circuits, toy_r1cs, toy_work
 
-from agent.progress import StageProgress
+from agent.opsview.progress import StageProgress
 from agent.proving.pipeline import ProofPipeline, StageEvent
 from gpu.groth16 import reference
 
@@ -121,10 +121,10 @@ async def test_the_agents_prover_logs_and_shows_its_proof_in_progress(
     """A proof of minutes logs where it is at the cadence, and /status (the device's current_progress) and
     the status page show its stage and the time left while it runs."""
     import agent.proving.prover as prover_mod
-    from agent.metrics import AgentMetrics
+    from agent.opsview.document import StatusView
+    from agent.opsview.metrics import AgentMetrics
+    from agent.opsview.page import render
     from agent.proving.prover import AdmittedProver
-    from agent.status import StatusView
-    from agent.statuspage import render
     from agent.store import SqliteStore
 
     monkeypatch.setattr(prover_mod, "PROGRESS_EVERY_S", 0.05)
@@ -171,7 +171,7 @@ def test_the_status_page_names_the_cpu_once_and_clips_long_errors() -> None:
     """The CPU slot was ``cpu cpu (cpu)`` with ``0 of 1024.00 GiB``; ``jobs`` showed jobs_done while a job
     ran; whether the loaded parameters are official was not said; a long loop error and a long earnings
     label ran out of their boxes."""
-    from agent.statuspage import render
+    from agent.opsview.page import render
 
     hours = [{"start": 3600.0 * i, "proofs": 0, "earned_attofil": "0"} for i in range(24)]
     hours[-1] = {"start": 3600.0 * 23, "proofs": 1, "earned_attofil": str(123456789 * 10**9)}

@@ -1,11 +1,13 @@
-"""agent.runtime: wallet/config consistency, settings mapping, the status report read from the store."""
+"""agent.runtime: wallet/config consistency, settings mapping, the status report read from the store
+(agent.opsview.report)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent.config import ConfigError, Settings
-from agent.runtime import agent_settings, load_wallet, status_report
+from agent.opsview.report import status_report
+from agent.runtime import agent_settings, load_wallet
 from agent.store import Payment, RequestState, SqliteStore
 from market.wallet import Wallet, write_key_file
 

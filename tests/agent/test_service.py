@@ -25,6 +25,8 @@ pytestmark = pytest.mark.anyio
 class MemoryMarket:
     """Every ask is matched on the next poll to a request carrying ``data``; vouchers are cumulative."""
 
+    clock_offset_s: float | None = None  # never measured (agent.service.Market)
+
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.cid = str(RequestCid.of(data))
@@ -179,7 +181,7 @@ def test_sd_notify_over_a_real_socket(tmp_path):
 async def test_no_ask_before_the_gate_opens(tmp_path, work_bytes):
     import threading
 
-    from agent.runtime import read_gate
+    from agent.opsview.gate import read_gate
 
     store = SqliteStore(tmp_path / "s.db")
     market = MemoryMarket(work_bytes)
@@ -209,9 +211,9 @@ async def test_no_ask_before_the_gate_opens(tmp_path, work_bytes):
 async def test_a_failing_self_test_keeps_the_gate_closed_and_says_why(tmp_path, work_bytes):
     """The real warm-up of the agent's prover, without parameters: the gate stays closed, the reason is in
     the gate, the metrics and the gate file; nothing is asked for and nothing is proven."""
+    from agent.opsview.gate import read_gate
     from agent.proving.pipeline import ProofPipeline
     from agent.proving.prover import AdmittedProver
-    from agent.runtime import read_gate
 
     store = SqliteStore(tmp_path / "s.db")
     store_row = store.add_request(1, "bafyold", 1)

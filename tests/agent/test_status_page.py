@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from _opsview import AgentThread, Scenario, binary, chromium_run, keep_screenshot, wait_for
 
-from agent.status import hour_buckets
-from agent.statuspage import fil
+from agent.opsview.document import hour_buckets
+from agent.opsview.page import fil
 from agent.store import Payment, RequestState, SqliteStore
 
 pytestmark = pytest.mark.slow
@@ -96,7 +96,7 @@ def _history(path: Path, *, now: float) -> int:
 
 
 def _from_store(path: Path, now: float) -> dict[str, Any]:
-    """The page's figures computed here from the store's rows (not through agent.status)."""
+    """The page's figures computed here from the store's rows (not through agent.opsview.document)."""
     store = SqliteStore(path)
     try:
         rows, payments, counts = store.list_requests(), store.payments(), store.counts()

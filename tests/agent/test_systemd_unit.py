@@ -44,7 +44,7 @@ def test_engine_service_contract() -> None:
     """psagent engine serve under systemd: notify after warm-up (with time for it), watchdog, no restart loop
     on a configuration error, the agent's hardening, and a socket directory that Curio's user can reach
     through the service's group (the socket itself is engine.socket_mode, 0660)."""
-    from agent.config import EngineConfig
+    from agent.config import CuzkConfig
 
     unit = load(ENGINE_UNIT)
     svc = unit["Service"]
@@ -53,7 +53,7 @@ def test_engine_service_contract() -> None:
     assert int(svc["WatchdogSec"].rstrip("s")) > 0 and svc["TimeoutStartSec"] == "30min"
     assert set(svc["RestartPreventExitStatus"].split()) == {"2", "3"} and svc["Restart"] == "on-failure"
     assert svc["RuntimeDirectory"] == "psagent" and svc["RuntimeDirectoryMode"] == "0750"
-    default = EngineConfig()
+    default = CuzkConfig()
     assert default.listen == "unix:///run/psagent/engine.sock" and default.socket_mode == "0660"
     assert "AF_UNIX" in svc["RestrictAddressFamilies"].split()
     agent = load()["Service"]

@@ -43,7 +43,7 @@ from _standin import stand_in_report  # noqa: E402
 from agent import runtime  # noqa: E402
 from agent.config import ConfigError, load_settings  # noqa: E402
 from agent.logsetup import setup_logging  # noqa: E402
-from agent.metrics import AgentMetrics  # noqa: E402
+from agent.opsview.metrics import AgentMetrics  # noqa: E402
 from agent.proving.prover import Proven  # noqa: E402
 from agent.proving.work import Work  # noqa: E402
 from agent.service import Agent, AgentSettings  # noqa: E402

@@ -77,6 +77,8 @@ class FlakyGpuProver:
 class OneAtATimeMarket:
     """Each ask is matched on the next poll to a request of its own (one C1 served under distinct CIDs)."""
 
+    clock_offset_s: float | None = None  # never measured (agent.service.Market)
+
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.pending: list[int] = []

@@ -237,7 +237,7 @@ def test_metrics_and_mock_endpoints_bind_to_loopback_by_default() -> None:
 
 def test_metrics_exporter_listens_only_where_configured() -> None:
     """The exporter started the way the service starts it: its socket is bound to 127.0.0.1, not 0.0.0.0."""
-    from agent.metrics import AgentMetrics
+    from agent.opsview.metrics import AgentMetrics
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

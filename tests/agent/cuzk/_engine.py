@@ -158,11 +158,11 @@ async def running_engine(
 
     from agent.cuzk import proving_pb2_grpc as pb_grpc
     from agent.cuzk.jobs import Jobs
-    from agent.cuzk.server import MAX_MESSAGE_BYTES, EngineServer, EngineService
+    from agent.cuzk.server import MAX_MESSAGE_BYTES, CuzkServer, CuzkService
 
     jobs = Jobs(prover, max_pending=max_pending, **({"check": check} if check is not None else {}))
-    svc = EngineService(jobs, prover, **service)
-    server = EngineServer(svc, listen)
+    svc = CuzkService(jobs, prover, **service)
+    server = CuzkServer(svc, listen)
     target = await server.start()
     options = [
         ("grpc.max_send_message_length", 512 << 20), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)

@@ -80,15 +80,15 @@ def test_the_listen_check_before_warm_up(tmp_path: Path) -> None:
 
     def check(listen: str) -> str:
         with pytest.raises(ConfigError) as err:
-            runtime.engine_listen(Settings(), listen)
+            runtime.cuzk_listen(Settings(), listen)
         return str(err.value)
 
     assert "directory /nonexistent-dir does not exist" in check("unix:///nonexistent-dir/e.sock")
     (tmp_path / "file").write_text("")
     assert "exists and is not a socket" in check(f"unix://{tmp_path}/file")
-    assert runtime.engine_listen(Settings(), f"unix://{tmp_path}/e.sock") == f"unix://{tmp_path}/e.sock"
+    assert runtime.cuzk_listen(Settings(), f"unix://{tmp_path}/e.sock") == f"unix://{tmp_path}/e.sock"
     with pytest.raises(ConfigError, match=r"^engine.listen = unix:///nonexistent-dir/e.sock: directory"):
-        runtime.engine_listen(Settings(engine={"listen": "unix:///nonexistent-dir/e.sock"}))
+        runtime.cuzk_listen(Settings(engine={"listen": "unix:///nonexistent-dir/e.sock"}))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
@@ -110,7 +110,7 @@ async def test_the_service_life_under_systemd(porep_work: Work, snap_work: Work,
     """Watchdog pings from the start, READY once warmed up and bound (a stale socket replaced), STOPPING on
     stop; the socket is gone afterwards."""
     from agent.cuzk.jobs import Jobs
-    from agent.cuzk.server import EngineServer, EngineService, serve
+    from agent.cuzk.server import CuzkServer, CuzkService, serve
     from agent.sdnotify import Notifier
 
     prover = toy_prover(tmp_path / "p", porep_work, snap_work)
@@ -122,7 +122,7 @@ async def test_the_service_life_under_systemd(porep_work: Work, snap_work: Work,
     got = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     got.bind(str(notify_path))
     got.setblocking(False)
-    server = EngineServer(EngineService(Jobs(prover), prover), f"unix://{sock}", socket_mode=0o600)
+    server = CuzkServer(CuzkService(Jobs(prover), prover), f"unix://{sock}", socket_mode=0o600)
     stop = asyncio.Event()
     warmed: list[bool] = []
     targets: list[str] = []
@@ -167,12 +167,12 @@ async def test_the_engine_answers_get_status_while_it_warms_up(
     from agent.cuzk import proving_pb2 as pb
     from agent.cuzk import proving_pb2_grpc as pb_grpc
     from agent.cuzk.jobs import Jobs
-    from agent.cuzk.server import EngineServer, EngineService, serve
+    from agent.cuzk.server import CuzkServer, CuzkService, serve
     from agent.sdnotify import Notifier
 
     prover = toy_prover(tmp_path / "p", porep_work, snap_work)
     sock = tmp_path / "engine.sock"
-    server = EngineServer(EngineService(Jobs(prover), prover), f"unix://{sock}")
+    server = CuzkServer(CuzkService(Jobs(prover), prover), f"unix://{sock}")
     release = threading.Event()
     stop = asyncio.Event()
     targets: list[str] = []

@@ -37,13 +37,13 @@ def test_the_digest_is_the_payload_not_the_name_or_priority() -> None:
 
 
 def test_circuit_ids_name_the_parameters_of_each_size() -> None:
-    from agent.config import ENGINE_CIRCUITS
+    from agent.config import CUZK_CIRCUITS
 
     for kind in ("porep", "snap", "wpost", "winning"):
         for size, nbytes in CIRCUIT_SIZES.items():
             pt = circuit_proof_type(f"{kind}-{size}")
             assert pt.sector_size == nbytes and circuit_id(pt) == f"{kind}-{size}"
-            assert ENGINE_CIRCUITS.fullmatch(f"{kind}-{size}")  # what [engine] preload accepts
+            assert CUZK_CIRCUITS.fullmatch(f"{kind}-{size}")  # what [engine] preload accepts
     assert circuit_proof_type("porep-32g").name == "StackedDrg32GiBV1_1"
     assert circuit_proof_type("snap-32g").name == "StackedDrg32GiBV1"
     assert circuit_proof_type("wpost-32g").name == "StackedDrgWindow32GiBV1_1"

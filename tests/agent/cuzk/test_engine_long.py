@@ -53,8 +53,8 @@ async def test_real_2kib_porep_and_snap_through_prove(mixed_pool: Any, tmp_path:
             prover={"backend": "cpu", "params_dir": str(params_dir)},
             engine={"listen": listen, "preload": ["porep-2k", "snap-2k"]},
         )
-        prover = runtime.engine_prover(settings)
-        server = runtime.engine_server(settings, prover, runtime.engine_listen(settings))
+        prover = runtime.cuzk_prover(settings)
+        server = runtime.cuzk_server(settings, prover, runtime.cuzk_listen(settings))
         stop = asyncio.Event()
         ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         t0 = time.perf_counter()

@@ -49,8 +49,8 @@ async def test_real_2kib_winning_and_window_post_through_prove(fixtures_dir: Pat
         prover={"backend": "cpu", "params_dir": str(params_dir)},
         engine={"listen": f"unix://{tmp_path}/engine.sock", "preload": ["winning-2k", "wpost-2k"]},
     )
-    prover = runtime.engine_prover(settings)
-    server = runtime.engine_server(settings, prover, runtime.engine_listen(settings))
+    prover = runtime.cuzk_prover(settings)
+    server = runtime.cuzk_server(settings, prover, runtime.cuzk_listen(settings))
     stop = asyncio.Event()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     t0 = time.perf_counter()

@@ -348,10 +348,10 @@ async def test_get_metrics_serves_the_provers_series_beside_the_jobs(
     from agent import runtime
     from agent.config import Settings
     from agent.cuzk import proving_pb2_grpc as pb_grpc
-    from agent.metrics import ProverMetrics
+    from agent.opsview.metrics import ProverMetrics
 
     prover = toy_prover(tmp_path / "p", porep_work, snap_work, metrics=ProverMetrics(role="engine"))
-    server = runtime.engine_server(Settings(), prover, "127.0.0.1:0")
+    server = runtime.cuzk_server(Settings(), prover, "127.0.0.1:0")
     target = await server.start()
     try:
         async with grpc.aio.insecure_channel(target) as channel:
@@ -367,3 +367,62 @@ async def test_get_metrics_serves_the_provers_series_beside_the_jobs(
     assert 'psagent_proofs_total{kind="snap",outcome="verified"} 0.0' in text
     assert 'psagent_partition_seconds_count{kind="porep",stage="verify"} 1.0' in text
     assert 'role="engine"' in text and "psagent_device_busy_seconds_total" in text
+
+
+def _ours(prefix: str = "psagent-") -> list[str]:
+    """The names of this loop's tasks of ours that have not finished."""
+    tasks = asyncio.all_tasks()
+    return sorted(t.get_name() for t in tasks if t.get_name().startswith(prefix) and not t.done())
+
+
+async def test_stopping_the_server_ends_every_job_it_owns(tmp_path: Path) -> None:
+    """Every job is a task of the server's own task group (#48 item 7: they were loose asyncio tasks that
+    outlived the server): stopping it cancels a job SubmitProof left running (at its next partition
+    boundary) and one still queued, and waits for both. A job submitted while the server is not serving is
+    refused, never left without an owner."""
+    from agent.cuzk.jobs import Status
+    from agent.cuzk.server import request_of
+
+    prover, check, _ = toy_job_prover(tmp_path / "p", 3, 0.2)
+
+    def submit(tag: bytes, rid: str) -> pb.SubmitProofRequest:
+        return pb.SubmitProofRequest(request_id=rid, proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=tag * 8)
+
+    async with running_engine(prover, f"unix://{tmp_path}/e.sock", check=check) as (svc, stub, _):
+        running = await stub.SubmitProof(submit(b"1", "a"))
+        queued = await stub.SubmitProof(submit(b"2", "b"))
+        await until(lambda: svc.jobs.find("a").state.value == "running")
+        assert _ours("psagent-job-") == [f"psagent-job-{running.job_id}", f"psagent-job-{queued.job_id}"]
+    a, b = svc.jobs.find(running.job_id), svc.jobs.find(queued.job_id)
+    assert a.outcome is not None and a.outcome.status is Status.CANCELLED and a.admitted_at is not None
+    assert b.outcome is not None and b.outcome.status is Status.CANCELLED and b.admitted_at is None
+    assert _ours() == []
+    with pytest.raises(RuntimeError, match="outside Jobs.running"):
+        svc.jobs.submit(request_of(submit(b"3", "c")))
+
+
+async def test_serve_leaves_no_task_behind(tmp_path: Path) -> None:
+    """serve's own tasks (systemd's watchdog, the stop watcher) and the jobs end before it returns."""
+    from agent.cuzk import proving_pb2_grpc as pb_grpc
+    from agent.cuzk.jobs import Jobs
+    from agent.cuzk.server import CuzkServer, CuzkService, serve
+    from agent.sdnotify import Notifier
+
+    prover, check, _ = toy_job_prover(tmp_path / "p", 3, 0.2)
+    jobs = Jobs(prover, check=check)
+    server = CuzkServer(CuzkService(jobs, prover), f"unix://{tmp_path}/e.sock")
+    stop = asyncio.Event()
+    targets: list[str] = []
+    notifier = Notifier("", "200000")  # a watchdog ping every 0.1 s
+    task = asyncio.ensure_future(serve(server, notifier=notifier, stop=stop, ready=targets.append))
+    await until(lambda: bool(targets))
+    assert _ours("psagent-cuzk-") == ["psagent-cuzk-stop", "psagent-cuzk-watchdog"]
+    async with grpc.aio.insecure_channel(targets[0]) as channel:
+        job = await pb_grpc.ProvingEngineStub(channel).SubmitProof(pb.SubmitProofRequest(
+            request_id="a", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=b"1" * 8
+        ))
+    await until(lambda: jobs.find("a").state.value == "running")
+    stop.set()
+    await task
+    assert _ours() == [] and not jobs.open_jobs()
+    assert jobs.find(job.job_id).outcome is not None

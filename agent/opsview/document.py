@@ -1,28 +1,35 @@
-"""What ``/status`` and the status page show: the running agent's view, in one JSON document.
+"""The status document: what ``/status`` serves and the status page (:mod:`agent.opsview.page`) shows, the
+running agent's view in one JSON document.
 
 Shaped like cuzk's GetStatus (devices, loaded parameters, queues, totals, uptime) with the provider's part on
 top: the readiness gate, the request queue by state, asks and the price, proofs and earnings per hour over
 the last 24 hours, recent failures with their one-line reasons, and each loop's last error. Lifetime
 figures (proofs completed, earnings, failures, per-hour series) are read from the store, so they survive
-restarts and agree with ``psagent status``; figures since this process started come from the metrics.
+restarts and agree with ``psagent status`` (the status report, :mod:`agent.opsview.report`); figures since
+this process started come from the metrics.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from agent.opsview.gate import Gate
+from agent.opsview.metrics import AgentMetrics
+from agent.opsview.page import render
 from agent.store import ACTIVE_STATES, AskState, RequestState, Store
 
-if TYPE_CHECKING:
-    from agent.metrics import AgentMetrics
-    from agent.service import Agent, Gate
-
-__all__ = ["HOURS", "StatusView", "hour_buckets"]
+__all__ = ["Gated", "HOURS", "StatusView", "hour_buckets"]
 
 HOURS = 24
 RECENT_FAILURES = 10
+
+
+class Gated(Protocol):
+    """What the document reads of the running agent (``agent.service.Agent``): its readiness gate now."""
+
+    def gate(self) -> Gate: ...
 
 
 def hour_buckets(now: float, hours: int = HOURS) -> list[float]:
@@ -47,9 +54,9 @@ class StatusView:
         self.metrics = metrics
         self.price_attofil = price_attofil
         self.clock = clock
-        self.agent: Agent | None = None
+        self.agent: Gated | None = None
 
-    def attach(self, agent: Agent) -> None:
+    def attach(self, agent: Gated) -> None:
         self.agent = agent
 
     def gate(self) -> Gate | None:
@@ -119,8 +126,6 @@ class StatusView:
         return doc
 
     def page(self) -> str:
-        from agent.statuspage import render
-
         return render(self.document())
 
 

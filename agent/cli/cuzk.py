@@ -1,4 +1,8 @@
-"""engine serve: psagent as Curio's proving engine (the cuzk gRPC API, agent.cuzk)."""
+"""``psagent engine serve``: the cuzk server (``agent.cuzk``), psagent as Curio's proving engine.
+
+The command keeps Curio's word ("engine", like the ``[engine]`` section and the ``engine`` extra): that is
+what an operator sets Curio's ``[Cuzk]`` to. In the code the server is the cuzk server; "engine" there means
+the Groth16 engine (``agent.proving.engine``, ``gpu``)."""
 
 from __future__ import annotations
 
@@ -37,6 +41,6 @@ def serve(
     from agent.config import ConfigError
 
     try:
-        runtime.serve_engine(settings, listen=listen)
-    except (ConfigError, runtime.EngineUnavailable) as exc:
+        runtime.serve_cuzk(settings, listen=listen)
+    except (ConfigError, runtime.CuzkUnavailable) as exc:
         fail(str(exc), EXIT_USAGE)

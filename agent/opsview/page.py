@@ -118,7 +118,7 @@ def _clip(text: str, n: int = LONG_ERROR) -> str:
 
 
 def _where(progress: dict[str, Any] | None) -> str:
-    """A running proof's stage and time left (agent.progress.StageProgress.snapshot)."""
+    """A running proof's stage and time left (agent.opsview.progress.StageProgress.snapshot)."""
     if not progress:
         return ""
     left = progress.get("eta_seconds")
@@ -131,7 +131,7 @@ def _card(label: str, key: str, value: Any, text: str | None = None) -> str:
 
 
 def render(doc: dict[str, Any]) -> str:
-    """The page for a ``/status`` document (``agent.status.StatusView.document``)."""
+    """The page for a ``/status`` document (``agent.opsview.document.StatusView.document``)."""
     g = doc["gate"]
     day = doc["last_24h"]
     totals = doc["totals"]

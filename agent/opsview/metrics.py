@@ -1,4 +1,4 @@
-"""Prometheus metrics of the agent and of the engine server, each process in its own registry (no global
+"""Prometheus metrics of the agent and of the cuzk server, each process in its own registry (no global
 state shared between agents or tests).
 
 Named like Curio's (``curio_psvc_proofshare_*``, ``curio_harmonytask_*``) and cuzk's
@@ -7,7 +7,7 @@ Named like Curio's (``curio_psvc_proofshare_*``, ``curio_harmonytask_*``) and cu
 
 * :class:`ProverMetrics`: what a prover knows, recorded by ``agent.proving.prover.AdmittedProver`` when it
   is given one: proofs by kind and outcome, whole-proof and per-partition stage durations, each device (busy
-  time, jobs, memory), parameters loaded, the queue depth, build info and start time. The engine server
+  time, jobs, memory), parameters loaded, the queue depth, build info and start time. The cuzk server
   exports the same set; :meth:`ProverMetrics.snapshot` is the prover half of ``/status`` (cuzk's GetStatus:
   devices, loaded parameters, totals, uptime).
 * :class:`AgentMetrics`: the provider on top (recorded by ``agent.service``): requests matched, asks and 429s,
@@ -27,16 +27,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from agent.opsview.exporter import Exporter
 from agent.store import RequestState
-
-if TYPE_CHECKING:
-    from agent.exporter import Exporter
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +51,7 @@ __all__ = [
 
 KINDS = ("porep", "snap")
 # computed proofs: every partition verified / a partition failed its pairing check / the prover raised /
-# not checked (verify_before_submit = false under its debug switch) / stopped by its caller (the engine's
+# not checked (verify_before_submit = false under its debug switch) / stopped by its caller (the cuzk server's
 # CancelProof, or a Prove call gone away)
 PROOF_OUTCOMES = ("verified", "invalid", "error", "unchecked", "cancelled")
 # the market's answer to a submission: accepted (a 409 after our own lost answer counts: the market has it),
@@ -76,6 +74,15 @@ def _version() -> str:
         return version("psagent")
     except PackageNotFoundError:
         return "unknown"
+
+
+def _by_kind_and_outcome(name: str, doc: str, outcomes: Iterable[str], r: CollectorRegistry) -> Counter:
+    """A counter by kind and outcome with every (kind, outcome) series present from the start, at 0."""
+    counter = Counter(name, doc, ["kind", "outcome"], registry=r)
+    for kind in KINDS:
+        for outcome in outcomes:
+            counter.labels(kind=kind, outcome=outcome)
+    return counter
 
 
 def device_label(index: int) -> str:
@@ -130,7 +137,8 @@ class DeviceLedger(Collector):
         progress: Callable[[], dict[str, Any]] | None = None,
     ) -> Iterator[None]:
         """The device holds ``job_id`` for the block (its admission slot and ``reserved_bytes``);
-        ``progress``: where the job is (``agent.progress.StageProgress.snapshot``: stage, time left)."""
+        ``progress``: where the job is (``agent.opsview.progress.StageProgress.snapshot``: stage, time
+        left)."""
         with self._lock:
             d = self._devices[label]
             d.running[job_id] = (self._clock(), kind)
@@ -265,7 +273,7 @@ class ProverMetrics:
     """The prover's series (see the module docstring), in ``registry`` (a new one by default)."""
 
     def __init__(self, registry: CollectorRegistry | None = None, *, role: str = "agent") -> None:
-        """``role``: the ``psagent_build_info`` label telling the agent from the engine server."""
+        """``role``: the ``psagent_build_info`` label telling the agent from the cuzk server."""
         self.registry = r = registry if registry is not None else CollectorRegistry()
         self.started_at = time.time()
         self._started_mono = time.monotonic()
@@ -276,15 +284,12 @@ class ProverMetrics:
         Gauge("psagent_start_time_seconds", "When this process started (Unix time)", registry=r).set(
             self.started_at
         )
-        self.proofs = Counter(
+        self.proofs = _by_kind_and_outcome(
             "psagent_proofs",
             "Proofs computed, by kind and outcome (verified, invalid, error, unchecked, cancelled)",
-            ["kind", "outcome"],
-            registry=r,
+            PROOF_OUTCOMES,
+            r,
         )
-        for kind in KINDS:
-            for outcome in PROOF_OUTCOMES:
-                self.proofs.labels(kind=kind, outcome=outcome)
         self.proof_seconds = Histogram(
             "psagent_proof_seconds",
             "Seconds per proof on its device (every partition, verified)",
@@ -386,9 +391,7 @@ class ProverMetrics:
 
     def serve(self, listen: str, **pages: Any) -> Exporter:
         """Expose /metrics (and, given ``status``/``page``, /status and /) on HOST:PORT: see
-        :mod:`agent.exporter`. Returns the running listener."""
-        from agent.exporter import Exporter
-
+        :mod:`agent.opsview.exporter`. Returns the running listener."""
         return Exporter(self.registry, **pages).start(listen)
 
 
@@ -405,15 +408,12 @@ class AgentMetrics(ProverMetrics):
         self.asks = Counter("psagent_asks_created", "Work asks created", registry=r)
         self.rate_limited = Counter("psagent_asks_rate_limited", "Ask rounds ended by a 429", registry=r)
         self.price = Gauge("psagent_ask_price_attofil", "The price asked per proof (attoFIL)", registry=r)
-        self.submissions = Counter(
+        self.submissions = _by_kind_and_outcome(
             "psagent_submissions",
             "Proofs submitted, by kind and the market's answer (accepted, rejected, gone)",
-            ["kind", "outcome"],
-            registry=r,
+            SUBMIT_OUTCOMES,
+            r,
         )
-        for kind in KINDS:
-            for outcome in SUBMIT_OUTCOMES:
-                self.submissions.labels(kind=kind, outcome=outcome)
         self.margin_seconds = Histogram(
             "psagent_deadline_margin_seconds",
             "Seconds left before the deadline when a proof was accepted",

@@ -2,8 +2,8 @@
 HOST:PORT, loopback by default (``metrics.listen``).
 
 A plain threading HTTP server in daemon threads: nothing to build, no assets from elsewhere, read-only (GET
-and HEAD only). What ``/status`` and ``/`` show is supplied by the caller (the agent's
-``agent.status.StatusView``; the engine server its own), so the listener knows nothing of either.
+and HEAD only). What ``/status`` and ``/`` show is supplied by the caller (the agent's status document,
+``agent.opsview.document.StatusView``), so the listener knows nothing of it.
 """
 
 from __future__ import annotations
