@@ -188,8 +188,8 @@ def specs() -> list[Spec]:
             "h_pointwise",
             "gpu.ntt.cuda:_h_pointwise",
             "u32[2], u32[2], u32[2], u32[2]",
-            "prove",
-            "gpu/ntt/cuda.py h_pointwise",
+            "bench",
+            "gpu/ntt/cuda.py h_pointwise (prover.h_step_device: bench ntt's three-buffer H step)",
         ),
         # ---- prover's small kernels (gpu/groth16/prover.py)
         Spec(

@@ -137,6 +137,12 @@ def test_simulated_launches_type_as_the_rows(
     dparams = load_to_device(path, dev, h_bitrev=True, chunk_points=16)
     pk = ProvingKey.from_device_parameters(dparams, r1cs.density(), device=0)
     prove(pk, Assignment.on_device(r1cs, sc.witness()), r=5, s=9)
+    # the streamed layouts: bases from page-locked host memory, H's scalars gathered from bit-reversed h
+    from gpu.groth16 import plan
+
+    lay = plan.candidates(plan.ProofSizes.of_r1cs(r1cs), plan.STREAM24, device_spmv=True)[0]
+    streamed = ProvingKey(params, r1cs.density(), backend="cuda", device=0, layout=lay)
+    prove(streamed, Assignment.on_device(r1cs, sc.witness()), r=5, s=9)
     with dev.use():
         a, b, c = r1cs.evaluate(sc.witness())
         upload_abc(a, b, c, pk.logn)  # the host-evaluated path's upload (zero padding)
