@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EngineUnavailable",
+    "SERVICE_CACHE_DIR",
     "ServedProver",
     "StatusReport",
     "agent_settings",
@@ -55,7 +56,9 @@ __all__ = [
     "engine_listen",
     "engine_prover",
     "engine_server",
+    "find_gate",
     "gate_file",
+    "gate_files",
     "load_wallet",
     "market_client",
     "open_configured_store",
@@ -442,6 +445,9 @@ class StatusReport:
         }
 
 
+SERVICE_CACHE_DIR = Path("/var/cache/psagent")  # the units' %C/psagent (CacheDirectory=psagent)
+
+
 def gate_file(settings: Settings) -> Path:
     """Where the agent writes its readiness gate for ``psagent status``: beside a SQLite store, else in the
     cache directory."""
@@ -451,6 +457,34 @@ def gate_file(settings: Settings) -> Path:
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite:///") :] + ".gate.json")
     return cache_dir() / "gate.json"
+
+
+def gate_files(settings: Settings) -> list[Path]:
+    """Where ``psagent status`` looks for the agent's gate: where this process would write it, and, for a
+    store that is no SQLite file (the gate then lives in the cache directory), the service's cache directory:
+    the unit sets PSAGENT_CACHE_DIR=%C/psagent (/var/cache/psagent), while the operator's shell (``sudo -u
+    psagent psagent status``, README step 5) has its own ~/.cache/psagent."""
+    own = gate_file(settings)
+    if settings.store.url.startswith("sqlite:///"):
+        return [own]
+    return list(dict.fromkeys([own, SERVICE_CACHE_DIR / "gate.json"]))
+
+
+def find_gate(settings: Settings, *, now: float | None = None) -> dict[str, Any]:
+    """The gate of :func:`gate_files` that tells most, with the file it was read from (``file``): a running
+    agent's, else one that cannot be read (it may be running), else the one written last, else the first
+    place (none written yet)."""
+    read = [(path, read_gate(path, now=now)) for path in gate_files(settings)]
+    rank = {"not running": 2, "unknown": 1}
+
+    def written(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return float("-inf")
+
+    path, gate = min(read, key=lambda pg: (rank.get(pg[1]["state"], 0), -written(pg[0])))
+    return {**gate, "file": str(path)}
 
 
 def _alive(pid: int) -> bool:
@@ -465,12 +499,15 @@ def _alive(pid: int) -> bool:
 
 def read_gate(path: Path, *, now: float | None = None) -> dict[str, Any]:
     """The gate as the running agent last wrote it; ``not running`` when there is no file, its process is gone
-    or it was not refreshed for GATE_STALE_S."""
+    or it was not refreshed for GATE_STALE_S; ``unknown`` when the file is there but this user cannot read it
+    (the service writes it with umask 0077)."""
     now = time.time() if now is None else now
     try:
         data = json.loads(path.read_text())
         state, reason = str(data["state"]), str(data.get("reason", ""))
         pid, written = int(data["pid"]), float(data["written_at"])
+    except PermissionError:
+        return {"state": "unknown", "reason": f"cannot read {path} (run status as the service's user)"}
     except (OSError, ValueError, KeyError, TypeError):
         return {"state": "not running", "reason": ""}
     if not _alive(pid) or now - written > GATE_STALE_S:
