@@ -26,7 +26,8 @@ install-dev: $(VENV)/.stamp-dev
 
 # The dry run: the real agent against the mock market on loopback (throwaway wallet, 2KiB challenges), one
 # proof proven, verified, submitted and paid, then a summary line. GPU when one is usable, CPU otherwise
-# (prover.backend = auto). The first run makes development parameters once (cached in ~/.cache/psagent).
+# (prover.backend = auto). The first run makes development parameters once (cached in ~/.cache/psagent): on a
+# 2-core VM about 5 min quiet, 15-25 min under load (README, "Dry-run timing"); later runs 3-4 min.
 run: $(VENV)/.stamp-run
 	$(VENV)/bin/psagent run --dry-run --max-proofs 1
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.config import ConfigError, Settings
+from agent.opsview.gate import read_gate
 from agent.preflight import load_wallet, preflight, proving_devices
 from agent.requester import RequestLoopSettings
 from agent.service import Agent, AgentSettings, Market, RunSummary
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CuzkUnavailable",
+    "SERVICE_CACHE_DIR",
     "ServedProver",
     "agent_settings",
     "build_agent",
@@ -51,7 +53,9 @@ __all__ = [
     "cuzk_listen",
     "cuzk_prover",
     "cuzk_server",
+    "find_gate",
     "gate_file",
+    "gate_files",
     "load_wallet",
     "market_client",
     "open_configured_store",
@@ -407,6 +411,9 @@ def serve_cuzk(settings: Settings, *, listen: str | None = None) -> None:
     anyio.run(main, backend="asyncio")  # grpc.aio runs on asyncio
 
 
+SERVICE_CACHE_DIR = Path("/var/cache/psagent")  # the units' %C/psagent (CacheDirectory=psagent)
+
+
 def gate_file(settings: Settings) -> Path:
     """Where the agent writes its readiness gate for ``psagent status``: beside a SQLite store, else in the
     cache directory."""
@@ -416,3 +423,31 @@ def gate_file(settings: Settings) -> Path:
     if url.startswith("sqlite:///"):
         return Path(url[len("sqlite:///") :] + ".gate.json")
     return cache_dir() / "gate.json"
+
+
+def gate_files(settings: Settings) -> list[Path]:
+    """Where ``psagent status`` looks for the agent's gate: where this process would write it, and, for a
+    store that is no SQLite file (the gate then lives in the cache directory), the service's cache directory:
+    the unit sets PSAGENT_CACHE_DIR=%C/psagent (/var/cache/psagent), while the operator's shell (``sudo -u
+    psagent psagent status``, README step 5) has its own ~/.cache/psagent."""
+    own = gate_file(settings)
+    if settings.store.url.startswith("sqlite:///"):
+        return [own]
+    return list(dict.fromkeys([own, SERVICE_CACHE_DIR / "gate.json"]))
+
+
+def find_gate(settings: Settings, *, now: float | None = None) -> dict[str, Any]:
+    """The gate of :func:`gate_files` that tells most, with the file it was read from (``file``): a running
+    agent's, else one that cannot be read (it may be running), else the one written last, else the first
+    place (none written yet)."""
+    read = [(path, read_gate(path, now=now)) for path in gate_files(settings)]
+    rank = {"not running": 2, "unknown": 1}
+
+    def written(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return float("-inf")
+
+    path, gate = min(read, key=lambda pg: (rank.get(pg[1]["state"], 0), -written(pg[0])))
+    return {**gate, "file": str(path)}

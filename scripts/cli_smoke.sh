@@ -17,8 +17,8 @@ step() { printf '\n== smoke: %s\n' "$*" >&2; }
 unset NUMBA_ENABLE_CUDASIM PSAGENT_REAL_CUDA NUMBA_CACHE_DIR PSAGENT_NUMBA_CACHE
 export XDG_CACHE_HOME="$work/cache"   # a cold kernel cache, as on a first run
 
-# Copy the checkout (tracked and untracked files, not ignored ones) so that pip's in-tree build neither
-# writes into the source tree nor picks up a stale build/ directory there.
+# Copy the checkout (tracked and untracked files, not ignored ones) so that the build sees what a clone holds
+# (not a venv, caches or an older build/ directory left by a setuptools build).
 step "copy $SRC"
 mkdir "$work/src"
 (cd "$SRC" && git ls-files -z --cached --others --exclude-standard) |

@@ -124,13 +124,13 @@ def register(app: typer.Typer) -> None:
 
         from agent.config import ConfigError
         from agent.fleet import fleet_lines, fleet_report
-        from agent.opsview.gate import read_gate
         from agent.opsview.report import status_report
         from agent.preflight import check_store_creatable, preflight, sqlite_path
-        from agent.runtime import gate_file, open_configured_store
+        from agent.runtime import find_gate, open_configured_store
 
         settings = settings_or_exit(config)
-        running = read_gate(gate_file(settings))["state"] != "not running"
+        gate = find_gate(settings)  # the service's, where its cache directory differs from this shell's
+        running = gate["state"] != "not running"
         path = sqlite_path(settings)
         try:
             preflight(settings, agent_running=running)
@@ -143,14 +143,15 @@ def register(app: typer.Typer) -> None:
             fail(str(exc), EXIT_USAGE)
         if store is None:  # not created yet: say so, never report an empty queue from a new file
             report: dict[str, Any] = {
-                "gate": read_gate(gate_file(settings)),
+                "gate": gate,
                 "store": {"url": settings.store.url, "exists": False},
                 "queue": None, "asks": None, "payments": None, "recent_failures": [],
                 "oldest_unfinished_s": None, "fleet": None,
             }
         else:
             try:
-                report = status_report(store, gate=gate_file(settings)).as_json()
+                report = status_report(store).as_json()
+                report["gate"] = gate
                 report["store"] = {"url": settings.store.url, "exists": True}
                 report["fleet"] = fleet_report(store)
             finally:
@@ -160,7 +161,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(report))
             return
         g = report["gate"]
-        typer.echo(f"gate:     {g['state']}" + (f": {g['reason']}" if g.get("reason") else ""))
+        reason = f": {g['reason']}" if g.get("reason") else ""
+        typer.echo(f"gate:     {g['state']}{reason} ({g['file']})")
         if store is None:
             typer.echo(f"store:    {path} does not exist yet (psagent run creates it)")
             typer.echo("devices:  " + (", ".join(report["devices"]) or "none (CPU proving)"))

@@ -295,7 +295,7 @@ def _check_resources(out: Path, stem: str, est: Any, *, circuit_bytes: int = 0) 
     """Before the setup: print what it will take (file size, memory), name files left over by earlier runs
     that did not finish, and refuse (exit 2, one line) when the disk or the memory cannot hold it.
     ``circuit_bytes``: the circuit still to be built (held through the setup)."""
-    from agent.host import disk_free, existing_anchor, gb, mem_available
+    from agent.host import disk_free, existing_anchor, gb, mem_available, mem_available_source
 
     own_tmp = out / f"{stem}.params.tmp"
     reclaimed = 0
@@ -323,13 +323,15 @@ def _check_resources(out: Path, stem: str, est: Any, *, circuit_bytes: int = 0) 
     )
     if need > free:
         fail(f"--out {out}: the parameters need {gb(need)} on disk, {gb(free)} is free there", EXIT_USAGE)
-    if avail is not None and memory > avail and os.environ.get("PSAGENT_SETUP_MEMORY_CHECK") == "warn":
-        print(f"psagent: warning: the setup needs about {gb(memory)}, {gb(avail)} is available "
-              "(MemAvailable); going on (PSAGENT_SETUP_MEMORY_CHECK=warn)", file=sys.stderr, flush=True)
-    elif avail is not None and memory > avail:
+    short = avail is not None and memory > avail
+    source = mem_available_source() if short else ""  # MemAvailable, or a cgroup limit less its use
+    if short and os.environ.get("PSAGENT_SETUP_MEMORY_CHECK") == "warn":
+        print(f"psagent: warning: the setup needs about {gb(memory)}, {gb(avail or 0)} is available "
+              f"({source}); going on (PSAGENT_SETUP_MEMORY_CHECK=warn)", file=sys.stderr, flush=True)
+    elif short:
         fail(
-            f"the setup needs about {gb(memory)} of memory, {gb(avail)} is available (MemAvailable): "
-            "free memory or use a larger host",
+            f"the setup needs about {gb(memory)} of memory, {gb(avail or 0)} is available ({source}): "
+            "free memory, raise the memory limit or use a larger host",
             EXIT_USAGE,
         )
 

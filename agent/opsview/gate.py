@@ -64,12 +64,15 @@ def _alive(pid: int) -> bool:
 
 def read_gate(path: Path, *, now: float | None = None) -> dict[str, Any]:
     """The gate as the running agent last wrote it; ``not running`` when there is no file, its process is gone
-    or it was not refreshed for GATE_STALE_S."""
+    or it was not refreshed for GATE_STALE_S; ``unknown`` when the file is there but this user cannot read it
+    (the service writes it with umask 0077)."""
     now = time.time() if now is None else now
     try:
         data = json.loads(path.read_text())
         state, reason = str(data["state"]), str(data.get("reason", ""))
         pid, written = int(data["pid"]), float(data["written_at"])
+    except PermissionError:
+        return {"state": "unknown", "reason": f"cannot read {path} (run status as the service's user)"}
     except (OSError, ValueError, KeyError, TypeError):
         return {"state": "not running", "reason": ""}
     if not _alive(pid) or now - written > GATE_STALE_S:

@@ -4,9 +4,9 @@
   ``agent.config.default_params_dir()`` (where lotus, curio and rust-fil-proofs look too), so official
   parameters work unchanged.
 * :class:`CheckedParams`: the per-point subgroup check of a ``.params`` file costs minutes of CPU at 2KiB
-  (~10^7 points), so it runs once per file; its success is recorded by the file's BLAKE2b digest, size and
-  mtime in the cache directory (an ``agent.paramfiles.FileRecord``). Files made here are recorded as they
-  are written.
+  (~10^7 points; a 32GiB file is 47 GB), so it runs once per file, not once per user: its success is
+  recorded beside the file where the file's owner can write (``<name>.checked.json``), else in the cache
+  directory as before. Files made here are recorded as they are written.
 * :func:`ensure_dev_params`: development parameters for a proof type (a fresh trusted setup with CSPRNG
   toxic waste, which is discarded: fine for a dry run, not what the market verifies against).
 
@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent.paramfiles import FileRecord
+from agent.paramfiles import FileRecord, official_dir_of
 from agent.proving.kind import for_kind
 from gpu.files import atomic_write
 
@@ -74,20 +76,77 @@ def file_digest(path: Path, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
+CHECKED_SUFFIX = ".checked.json"  # the record beside a file: <name>.checked.json
+
+
+def _identity(st: os.stat_result) -> dict[str, int]:
+    """What the kernel keeps of one version of a file: a file replaced by rename has a new inode; changed in
+    place (even with its mtime set back) a new ctime, which no process short of root can choose."""
+    return {
+        "dev": st.st_dev,
+        "ino": st.st_ino,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+    }
+
+
 class CheckedParams:
-    """Parameter files whose full per-point check passed, by BLAKE2b digest, size and mtime
-    (``params-checked.json`` in the cache directory). Same size and mtime as recorded: trusted without reading
-    it; otherwise the digest decides (the same bytes copied or touched stay trusted, changed bytes are checked
-    again)."""
+    """Parameter files whose full per-point check passed: one record per file, beside it, shared by every user
+    and the service; the cache directory's ``params-checked.json`` where none can be kept beside.
+
+    Who may vouch: the check catches points off the curve or outside the subgroup, not wrong ones, and whoever
+    can write a file can already make every proof with it fail (with points the check passes; the local
+    verification catches either). So a record by the file's owner gives the owner no power they lack, and
+    every user trusts it: ``<name>.checked.json`` beside the resolved file, a regular file (not a link) owned
+    by the file's owner, writable by nobody else, naming the file's device, inode, size, mtime and ctime
+    (:func:`_identity`): bytes changed in place by anyone in the file's group, or a copy renamed into its
+    place, no longer match. Only the file's owner writes it, where that owner can write, never in Filecoin's
+    official directories (lotus' and curio's: psagent puts nothing there), world-readable (the service's umask
+    is 0077). Anyone else (the service reading an operator's read-only directory) records in its own cache
+    directory, by path, size and mtime. The paramfetch digest that makes a file official is not shared so:
+    a record could then pass a development file as official, which its owner cannot do today.
+
+    No record current: the BLAKE2b digest decides (the same bytes copied, renamed or touched stay trusted and
+    are recorded again; changed bytes are checked again)."""
 
     def __init__(self, cache: Path) -> None:
         self.record_file = FileRecord(Path(cache) / "params-checked.json")
 
+    @staticmethod
+    def beside(path: Path) -> Path:
+        """Where the shared record of ``path`` is (beside the file links resolve to)."""
+        real = path.resolve()
+        return real.with_name(real.name + CHECKED_SUFFIX)
+
+    def _shared(self, path: Path, st: os.stat_result) -> dict[str, object] | None:
+        """The record beside ``path`` when its owner may vouch for the file, else None."""
+        try:
+            fd = os.open(self.beside(path), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            rec_st = os.fstat(fd)
+            if not stat.S_ISREG(rec_st.st_mode) or rec_st.st_uid != st.st_uid or rec_st.st_mode & 0o022:
+                return None
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = json.loads(f.read(1 << 16))
+        except (OSError, ValueError):
+            return None
+        finally:
+            os.close(fd)
+        return data if isinstance(data, dict) else None
+
     def trusted(self, path: Path) -> bool:
+        st = path.stat()
+        shared = self._shared(path, st)
+        if shared is not None and {k: shared.get(k) for k in _identity(st)} == _identity(st):
+            return True
         if self.record_file.current(path) is not None:
             return True
-        size = path.stat().st_size
-        same_size = [r for r in self.record_file.entries().values() if r.get("size") == size]
+        same_size = [r for r in self.record_file.entries().values() if r.get("size") == st.st_size]
+        if shared is not None and shared.get("size") == st.st_size:
+            same_size.append(shared)
         if not same_size:
             return False
         digest = file_digest(path)
@@ -97,8 +156,27 @@ class CheckedParams:
         return False
 
     def record(self, path: Path, digest: str | None = None) -> None:
-        """Note that ``path`` (as it is now) passed the check, or was generated here."""
-        self.record_file.put(path, {"blake2b": digest or file_digest(path)})
+        """Note that ``path`` (as it is now) passed the check, or was generated here: beside it when this user
+        owns it and may write there, else in the cache directory."""
+        digest = digest or file_digest(path)
+        if not self._record_beside(path, digest):
+            self.record_file.put(path, {"blake2b": digest})
+
+    def _record_beside(self, path: Path, digest: str) -> bool:
+        real = path.resolve()
+        st = real.stat()
+        if st.st_uid != os.geteuid() or official_dir_of(real.parent) is not None:
+            return False
+        if not os.access(real.parent, os.W_OK | os.X_OK):
+            return False
+        entry = {"file": real.name, **_identity(st), "blake2b": digest}
+        target = self.beside(real)
+        try:
+            atomic_write(target, json.dumps(entry, indent=1) + "\n")
+            os.chmod(target, 0o644)  # every user reads it; nobody but the owner writes it
+        except OSError:
+            return False
+        return True
 
 
 def blank_r1cs(pt: ProofType | UpdateProofType | PoStProofType, cache: Path | None = None) -> R1CS:

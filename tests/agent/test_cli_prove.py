@@ -148,8 +148,9 @@ def test_params_generate_records_its_file_as_checked(tmp_path: Path) -> None:
 
     from agent.proving.parameters import file_digest
 
-    (entry,) = json.loads((cache / "params-checked.json").read_text()).values()
+    entry = json.loads(CheckedParams.beside(made).read_text())  # beside the file: for every user
     assert entry["blake2b"] == file_digest(made)  # the digest hashed while writing is the file's
+    assert CheckedParams(tmp_path / "another-user").trusted(made)
     made.write_bytes(made.read_bytes()[:-1] + bytes([made.read_bytes()[-1] ^ 1]))
     assert not CheckedParams(cache).trusted(made)  # changed bytes are checked again
 

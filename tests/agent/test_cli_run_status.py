@@ -71,12 +71,65 @@ def test_status_shows_the_readiness_gate(tmp_path: Path) -> None:
     write_gate_file(gate, Gate("failed", "warm-up failed: FileNotFoundError: parameters missing"))
     report = json.loads(runner.invoke(app, ["status", "--config", str(cfg), "--json"]).stdout)
     assert report["gate"]["state"] == "failed" and "parameters missing" in report["gate"]["reason"]
+    assert report["gate"]["file"] == str(gate)  # which file it read
     human = runner.invoke(app, ["status", "--config", str(cfg)]).stdout
-    assert "gate:     failed: warm-up failed: FileNotFoundError: parameters missing" in human
+    assert f"gate:     failed: warm-up failed: FileNotFoundError: parameters missing ({gate})" in human
     write_gate_file(gate, Gate("open"), pid=2**22 + 12345)  # a process that is gone
     assert json.loads(runner.invoke(app, ["status", "--config", str(cfg), "--json"]).stdout)["gate"][
         "state"
     ] == "not running"
+
+
+def test_status_finds_the_services_gate_outside_its_own_cache_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PostgreSQL store keeps the gate in the cache directory: the service's is /var/cache/psagent (the unit
+    sets PSAGENT_CACHE_DIR=%C/psagent), the operator's shell has its own (``sudo -u psagent psagent status``,
+    README step 5, read ~/.cache/psagent/gate.json and said "not running" while the service ran)."""
+    from agent import runtime
+    from agent.config import Settings
+    from agent.service import Gate, write_gate_file
+
+    service, own = tmp_path / "var-cache-psagent", tmp_path / "home-cache"
+    monkeypatch.setattr(runtime, "SERVICE_CACHE_DIR", service, raising=False)
+    monkeypatch.setenv("PSAGENT_CACHE_DIR", str(own))
+    settings = Settings(store={"url": "postgresql://psagent@db.example/psagent"})
+    write_gate_file(service / "gate.json", Gate("warming", "loading parameters"))
+    gate = runtime.find_gate(settings)
+    assert gate["state"] == "warming" and gate["file"] == str(service / "gate.json")
+    write_gate_file(own / "gate.json", Gate("open"), pid=2**22 + 12345)  # this user's own run, long gone
+    assert runtime.find_gate(settings)["file"] == str(service / "gate.json")  # the running one wins
+    (service / "gate.json").unlink()
+    gate = runtime.find_gate(settings)
+    assert gate["state"] == "not running" and gate["file"] == str(own / "gate.json")
+    # a SQLite store: the gate is beside the store, the same file for every user
+    sqlite = Settings(store={"url": f"sqlite:///{tmp_path}/agent.db"})
+    assert runtime.gate_files(sqlite) == [tmp_path / "agent.db.gate.json"]
+
+
+def test_a_gate_this_user_cannot_read_is_unknown_not_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service writes its gate with umask 0077: one who cannot read it is told so, not "not running"."""
+    import os
+
+    from agent.opsview.gate import read_gate
+    from agent.service import Gate, write_gate_file
+
+    gate = tmp_path / "gate.json"
+    write_gate_file(gate, Gate("open"))
+    os.chmod(gate, 0)
+    if os.geteuid() == 0:  # root reads it anyway: the answer another user gets
+        real = Path.read_text
+
+        def denied(self: Path, *a: Any, **kw: Any) -> str:
+            if self == gate:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *a, **kw)
+
+        monkeypatch.setattr(Path, "read_text", denied)
+    got = read_gate(gate)
+    assert got["state"] == "unknown" and f"cannot read {gate}" in got["reason"]
 
 
 def _free_port() -> int:

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from agent.config import ConfigError, Settings, load_settings
+from agent.config import FILECOIN_PARAMS_DIR, ConfigError, Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,7 +90,7 @@ def _keys(d: dict, prefix: str = "") -> set[str]:
 def test_example_config_is_complete_and_valid() -> None:
     example = REPO / "config.example.toml"
     s = load_settings(example)
-    data = tomllib.loads(example.read_text())
+    data = tomllib.loads(re.sub(r"(?m)^# ([a-z_]+ = \S.*)$", r"\1", example.read_text()))  # unset ones too
     model_keys = {
         f"{section}.{field}"
         for section, sub in Settings.model_fields.items()
@@ -142,6 +143,17 @@ def test_misspelled_environment_section_is_refused(monkeypatch: pytest.MonkeyPat
         load_settings(write(tmp_path, ""))
 
 
+def test_the_example_leaves_params_dir_to_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Installed as /etc/psagent/config.toml (README), the example keeps $FIL_PROOFS_PARAMETER_CACHE's meaning
+    (it pinned /var/tmp/filecoin-proof-parameters over it)."""
+    monkeypatch.setenv("FIL_PROOFS_PARAMETER_CACHE", str(tmp_path))
+    assert load_settings(REPO / "config.example.toml").prover.params_dir == tmp_path
+    monkeypatch.delenv("FIL_PROOFS_PARAMETER_CACHE")
+    assert load_settings(REPO / "config.example.toml").prover.params_dir == FILECOIN_PARAMS_DIR
+
+
 def test_example_values_are_defaults_unless_marked(monkeypatch: pytest.MonkeyPatch) -> None:
     """A value in config.example.toml either is the default or its comment says "Example value"."""
     monkeypatch.delenv("FIL_PROOFS_PARAMETER_CACHE", raising=False)
@@ -149,8 +161,16 @@ def test_example_values_are_defaults_unless_marked(monkeypatch: pytest.MonkeyPat
     section = ""
     comment: list[str] = []
     for line in (REPO / "config.example.toml").read_text().splitlines():
+        unset = re.match(r"# ([a-z_]+ = \S.*)$", line)  # a key left unset, with an example value
         if line.startswith("["):
             section, comment = line.strip("[]"), []
+        elif unset:
+            key = unset.group(1).split("=", 1)[0].strip()
+            value = tomllib.loads(unset.group(1))[key]
+            assert any("Example value" in c for c in comment), f"# {section}.{key}: not marked as an example"
+            default = getattr(getattr(defaults, section), key)
+            assert str(default) != str(value), f"# {section}.{key}: the default"
+            comment = []
         elif line.startswith("#"):
             comment.append(line)
         elif "=" in line:

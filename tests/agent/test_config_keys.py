@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import socket
 import tomllib
 from collections.abc import Callable
@@ -239,7 +240,9 @@ CONTEXT: dict[str, dict[str, object]] = {
 
 
 def _example() -> dict[str, dict[str, Any]]:
-    return tomllib.loads(EXAMPLE.read_text())
+    """The example's keys, those commented out as example values (``# key = value``) among them: a key left
+    unset so that the environment's convention holds (prover.params_dir) must change behaviour too."""
+    return tomllib.loads(re.sub(r"(?m)^# ([a-z_]+ = \S.*)$", r"\1", EXAMPLE.read_text()))
 
 
 def _keys(data: dict[str, dict[str, Any]]) -> list[str]:

@@ -265,7 +265,8 @@ async def test_the_admitted_prover_reports_admission_and_honours_cancel(toy: _Pa
     assert len(engine.memory) == 2 and prover.admission.running(CPU_SLOT) == 0
 
 
-def test_the_subgroup_check_runs_once_per_file(toy: _Params, tmp_path: Path) -> None:
+def test_the_subgroup_check_runs_once_per_file(tmp_path: Path) -> None:
+    toy = _Params(tmp_path / "params", 2)  # a file of its own: its record is kept beside it
     pt = toy_work(1).proof_type
     _pipeline(toy, tmp_path).shape(pt)
     assert toy.checks[-1] is True  # first use: the full per-point check
@@ -284,6 +285,85 @@ def test_the_subgroup_check_runs_once_per_file(toy: _Params, tmp_path: Path) -> 
         assert CheckedParams(tmp_path / "cache").trusted(toy.path)  # ...and recorded once it passed
     finally:
         toy.params.write(toy.path)
+
+
+def test_the_subgroup_check_is_recorded_per_file_not_per_cache(tmp_path: Path) -> None:
+    """A second user, or the service with its own cache directory, finds the owner's record beside the file
+    and does not check a 47 GB file again (each cache directory paid the check before)."""
+    toy = _Params(tmp_path / "params", 2)
+    pt = toy_work(1).proof_type
+    ProofPipeline(toy.path.parent, cache=tmp_path / "operator", engines=[ReferenceEngine()],
+                  circuits=toy_circuits(ToyCircuit(2, lambda c1: c1.xs)), read_params=toy.read).shape(pt)
+    assert toy.checks == [True]
+    ProofPipeline(toy.path.parent, cache=tmp_path / "service", engines=[ReferenceEngine()],
+                  circuits=toy_circuits(ToyCircuit(2, lambda c1: c1.xs)), read_params=toy.read).shape(pt)
+    assert toy.checks == [True, False]  # another cache directory: no second check
+    beside = CheckedParams.beside(toy.path)
+    assert beside.is_file() and beside.stat().st_mode & 0o777 == 0o644
+    assert not (tmp_path / "operator" / "params-checked.json").exists()  # one record, beside the file
+    via_link = tmp_path / "elsewhere" / toy.path.name
+    via_link.parent.mkdir()
+    via_link.symlink_to(toy.path)  # the same file reached through a link: the same record
+    assert CheckedParams(tmp_path / "third").trusted(via_link)
+
+
+def test_a_record_beside_the_file_vouches_only_for_that_version(tmp_path: Path) -> None:
+    """The record names the file's device, inode, size, mtime and ctime: bytes changed in place with the mtime
+    set back (ctime moves; nobody but root sets it), or another file renamed into its place (a new inode),
+    no longer match; the digest then decides, and changed bytes are not trusted."""
+    path = tmp_path / "p.params"
+    path.write_bytes(os.urandom(4096))
+    CheckedParams(tmp_path / "a").record(path)
+    assert CheckedParams(tmp_path / "b").trusted(path)
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    data[0] ^= 1
+    with open(path, "r+b") as f:  # in place: same inode and size
+        f.write(bytes(data[:1]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the mtime set back
+    assert path.stat().st_ino == st.st_ino and path.stat().st_mtime_ns == st.st_mtime_ns
+    assert not CheckedParams(tmp_path / "b").trusted(path)
+    data[0] ^= 1
+    other = tmp_path / "other"
+    other.write_bytes(bytes(data))  # the checked bytes again, as a new file renamed into place
+    os.replace(other, path)
+    assert CheckedParams(tmp_path / "c").trusted(path)  # by digest: the same bytes as checked
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="files of another owner need root to make")
+def test_a_record_beside_the_file_speaks_only_for_its_owner(tmp_path: Path) -> None:
+    """Nobody but the file's owner vouches for it: a record owned by another user (or writable by others) is
+    not read, and a user who does not own the file keeps its record in its own cache directory."""
+    path = tmp_path / "p.params"
+    path.write_bytes(os.urandom(4096))
+    CheckedParams(tmp_path / "owner").record(path)
+    beside = CheckedParams.beside(path)
+    os.chown(beside, 4242, -1)  # another user's record (or one put there in its place)
+    assert not CheckedParams(tmp_path / "b").trusted(path)
+    os.chown(beside, 0, -1)
+    os.chmod(beside, 0o666)  # anyone could have written it
+    assert not CheckedParams(tmp_path / "b").trusted(path)
+    os.chmod(beside, 0o644)
+    assert CheckedParams(tmp_path / "b").trusted(path)
+    beside.unlink()
+    os.chown(path, 4242, -1)  # the operator's file, read by the service (root here, another uid there)
+    CheckedParams(tmp_path / "service").record(path)
+    assert not beside.exists() and (tmp_path / "service" / "params-checked.json").is_file()
+    assert CheckedParams(tmp_path / "service").trusted(path)
+    assert not CheckedParams(tmp_path / "b").trusted(path)  # the service's record is its own
+
+
+def test_no_record_is_written_into_filecoins_parameter_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    official = tmp_path / "filecoin-proof-parameters"
+    official.mkdir()
+    monkeypatch.setenv("FIL_PROOFS_PARAMETER_CACHE", str(official))
+    path = official / "p.params"
+    path.write_bytes(os.urandom(4096))
+    CheckedParams(tmp_path / "cache").record(path)
+    assert sorted(p.name for p in official.iterdir()) == ["p.params"]  # lotus' and curio's directory
+    assert CheckedParams(tmp_path / "cache").trusted(path)
 
 
 def test_dev_params_made_here_are_recorded_not_checked(tmp_path: Path) -> None:

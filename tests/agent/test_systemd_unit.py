@@ -63,3 +63,14 @@ def test_engine_service_contract() -> None:
                 "ExecStartPre"):
         assert svc[key] == agent[key], key
     assert unit["Install"]["WantedBy"] == "multi-user.target"
+
+
+def test_status_knows_the_units_cache_directory() -> None:
+    """`psagent status` looks for the service's gate in agent.runtime.SERVICE_CACHE_DIR: the units' cache
+    directory (%C is /var/cache for a system unit)."""
+    from agent.runtime import SERVICE_CACHE_DIR
+
+    for unit in (UNIT, ENGINE_UNIT):
+        svc = load(unit)["Service"]
+        assert svc["CacheDirectory"] == "psagent" and "PSAGENT_CACHE_DIR=%C/psagent" in svc["Environment"]
+    assert SERVICE_CACHE_DIR == Path("/var/cache") / "psagent"
