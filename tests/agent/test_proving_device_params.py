@@ -27,8 +27,9 @@ from gpu.groth16.params import Parameters
 from gpu.groth16.prover import ProvingKey, permuted_h_bases
 from gpu.options import EngineOptions
 
-TO_DEVICE = EngineOptions(params_to_device=True)
-ON_HOST = EngineOptions(params_to_device=False)
+# A.w, B.w, C.w on the host unless a test says otherwise (the device SpMV is on by default)
+TO_DEVICE = EngineOptions(params_to_device=True, device_spmv=False)
+ON_HOST = EngineOptions(params_to_device=False, device_spmv=False)
 
 PT = SimpleNamespace(name="Toy", param_stem="toy", partitions=1)
 
