@@ -22,7 +22,7 @@ from typing import Literal
 
 __all__ = ["DEVICE_PATHS", "EngineOptions", "LAYOUT_NAMES", "LayoutName", "Ptx", "configure", "process"]
 
-DEVICE_PATHS = True  # device SpMV and parameters decoded on the device, by default (32GiB verified on an H100)
+DEVICE_PATHS = True  # the device SpMV and the parameters decoded on the device (32GiB verified on an H100)
 
 Ptx = Literal["evenodd", "cios", "off"]
 PTX_PRODUCTS: tuple[Ptx, ...] = ("evenodd", "cios", "off")
