@@ -6,7 +6,7 @@ satisfies the whole 32GiB WindowPoSt R1CS (every one of its 125,279,217 rows), o
         [--mutate] [--rows-per-chunk N]
 
 Stages, each timed and printed on its own line: ``post.vproof`` decoded and checked strictly against
-``postpub.json`` (randomness, sector 1 and its SealedCID's comm_r; ``porep.post.verify.check_request``); the
+``postpub.json`` (randomness, sector 1 and its SealedCID's comm_r; ``porep.post.verify.check_post``); the
 R1CS from the PCE (``post_r1cs(pt, cache_dir)``: one sector recorded, 2349 tiled); the full assignment
 (``post_assignment``: the one real sector, then the 2348 padding copies Rust makes); the chunked check
 (``R1CS.unsatisfied``: the witness converted to Montgomery form in place, then a, b, c and a·b = c a row
@@ -66,7 +66,7 @@ def main() -> int:
     from gpu.arith.fields.constants import R_MODULUS
     from porep.commcid import cid_to_comm_r
     from porep.post.partition import post_assignment, post_public_inputs, post_r1cs
-    from porep.post.verify import check_request
+    from porep.post.verify import check_post
 
     golden = a.fixtures / "curio" / "testgolden"
     vproof = (golden / "post.vproof").read_bytes()
@@ -76,7 +76,7 @@ def main() -> int:
     pid = a.proof_type if a.proof_type is not None else pub["Proofs"][0]["PoStProof"]
     _line(f"golden post.vproof ({len(vproof):,} B), PoStProof {pid}, prover {pub['Prover']}, sectors "
           f"{[s for s, _ in expected]}, {cpu_threads()} CPU threads, cache {a.cache_dir}")
-    checked, dt, _ = _timed(check_request, pid, randomness, [vproof], expected=expected)
+    checked, dt, _ = _timed(lambda: check_post(pid, randomness, [vproof], expected=expected).checked())
     pt = checked.proof_type
     _line(f"strict vanilla check ({pt.name}): ok in {dt:.2f} s; challenges {list(checked.challenges[0])}")
 
