@@ -24,7 +24,7 @@ from porep.hashes.poseidon import R, hash2
 from porep.post.challenges import sector_leaf_challenges
 from porep.post.params import PoStKind, PoStProofType, post_proof_type
 from porep.post.proof import FallbackPoStSectorProof, MerkleProof, PoStFormatError, decode_sector_proof
-from porep.sdr.vanilla_verify import Failure
+from porep.sdr.vanilla_verify import CheckError, Failure, Failures
 from porep.snap.proof import VARIANTS
 from porep.snap.verify import _arrays, _canonical_mask, _shape_ok  # the MerkleProof checks Snap uses
 
@@ -57,7 +57,7 @@ CHECKS: dict[str, str] = {
 
 
 @dataclass
-class PoStReport:
+class PoStReport(Failures):
     """What :func:`check_post` found in a request (``randomness`` and ``partition_index``: the request's)."""
 
     proof_type: PoStProofType | None
@@ -65,13 +65,6 @@ class PoStReport:
     proofs: list[FallbackPoStSectorProof] = field(default_factory=list)
     randomness: bytes = b""
     partition_index: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def checks_failed(self) -> set[str]:
-        return {f.check for f in self.failures}
 
     def checked(self) -> CheckedPoSt:
         """The checked request, or :class:`PoStProofError` unless every check passed."""
@@ -86,14 +79,8 @@ class PoStReport:
         return CheckedPoSt(pt, self.randomness, k, tuple(self.proofs), challenges)
 
 
-class PoStProofError(ValueError):
+class PoStProofError(CheckError[PoStReport]):
     """A PoSt request failed the strict vanilla check (the message lists the first failures)."""
-
-    def __init__(self, report: PoStReport):
-        self.report = report
-        lines = [str(f) for f in report.failures[:20]]
-        more = len(report.failures) - len(lines)
-        super().__init__("; ".join(lines) + (f"; … and {more} more" if more > 0 else ""))
 
 
 @dataclass(frozen=True)
