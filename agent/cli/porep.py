@@ -13,8 +13,8 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -87,6 +87,32 @@ def _progress(enabled: bool) -> Iterator[Any]:
             progress.update(tasks[stage], completed=done, total=total)
 
         yield update
+
+
+def _stage_timer(cb: Any, times: dict[str, float]) -> Callable[..., AbstractContextManager[None]]:
+    """``timed(name, bar=True)``: a stage's seconds into ``times`` (the --json result's ``stages``) and, with
+    ``bar``, its bar on the progress callback ``cb`` (``bar=False``: a stage that draws its own bars)."""
+
+    @contextmanager
+    def timed(name: str, bar: bool = True) -> Iterator[None]:
+        if cb is not None and bar:
+            cb(name, 0, 1)
+        t = time.perf_counter()
+        yield
+        times[name] = round(time.perf_counter() - t, 3)
+        if cb is not None and bar:
+            cb(name, 1, 1)
+
+    return timed
+
+
+def _written(result: dict[str, Any], json_out: bool, line: str) -> None:
+    """``--json``: the result on stdout; else ``line`` ("wrote …") on stderr, where progress goes
+    everywhere."""
+    if json_out:
+        typer.echo(json.dumps(result))
+    else:
+        typer.echo(line, err=True)
 
 
 @c1_app.command("make")
@@ -207,17 +233,7 @@ def c1_synth(
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     with _progress(progress) as cb:
-
-        @contextmanager
-        def timed(name: str, bar: bool = True) -> Iterator[None]:
-            if cb is not None and bar:
-                cb(name, 0, 1)
-            t = time.perf_counter()
-            yield
-            times[name] = round(time.perf_counter() - t, 3)
-            if cb is not None and bar:
-                cb(name, 1, 1)
-
+        timed = _stage_timer(cb, times)
         with timed("sector", bar=False):  # its own stages: challenges, labels, trees
             data = {"data": bytes(32)} if zero_data else {}
             sparse = sparse_sector(pt, prover, sector, ticket_b, seed_b, progress=cb, **data)
@@ -251,14 +267,12 @@ def c1_synth(
         "seconds": round(elapsed, 3),
         "stages": times,
     }
-    if json_out:
-        typer.echo(json.dumps(result))
-    else:
-        typer.echo(
-            f"wrote {out}: {pt.name} C1, {len(raw)} bytes, {sparse.challenges.size} challenges"
-            f"{', strict check passed' if check else ''} ({elapsed:.1f} s)",
-            err=True,  # "wrote …" is progress on stderr everywhere; --json puts the result on stdout
-        )
+    _written(
+        result,
+        json_out,
+        f"wrote {out}: {pt.name} C1, {len(raw)} bytes, {sparse.challenges.size} challenges"
+        f"{', strict check passed' if check else ''} ({elapsed:.1f} s)",
+    )
 
 
 @c1_app.command("check")
