@@ -34,6 +34,10 @@ JsonOption = Annotated[
     typer.Option("--json", help="Print the result as one JSON object on stdout (progress stays on stderr)."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace existing output.")]
+CheckOption = Annotated[
+    bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
+]
+ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")]
 MinerOption = Annotated[str | None, typer.Option("--miner", help="Miner actor id: 1000, f01000 or t01000.")]
 SectorOption = Annotated[int | None, typer.Option("--sector", help="Sector number.")]
 

@@ -24,9 +24,11 @@ import typer
 from agent.cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
+    CheckOption,
     ForceOption,
     JsonOption,
     MinerOption,
+    ProgressOption,
     announce_compilation,
     check_output_dir,
     check_output_file,
@@ -200,12 +202,8 @@ def c1_synth(
     key_order: Annotated[KeyOrderOpt, typer.Option(help="C1 key order: rust (serde) or go (Curio).")] = (
         KeyOrderOpt.rust
     ),
-    check: Annotated[
-        bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
-    ] = True,
-    progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
-    ] = True,
+    check: CheckOption = True,
+    progress: ProgressOption = True,
     force: ForceOption = False,
     json_out: JsonOption = False,
 ) -> None:
@@ -407,9 +405,7 @@ def register(app: typer.Typer) -> None:
                 "reused across seals; default $FIL_PROOFS_PARENT_CACHE, else none (computed per seal).",
             ),
         ] = None,
-        progress: Annotated[
-            bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
-        ] = True,
+        progress: ProgressOption = True,
         force: ForceOption = False,
         json_out: JsonOption = False,
     ) -> None:

@@ -27,8 +27,10 @@ import typer
 from agent.cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
+    CheckOption,
     ForceOption,
     JsonOption,
+    ProgressOption,
     announce_compilation,
     check_output_dir,
     check_output_file,
@@ -170,12 +172,8 @@ def synth(
         str, typer.Option("--miner", help="SectorID.Miner: 1000, f01000 or t01000 (names jobs only).")
     ] = "1000",
     sector: Annotated[int, typer.Option(help="SectorID.Number (names jobs only).")] = 1,
-    check: Annotated[
-        bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
-    ] = True,
-    progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
-    ] = True,
+    check: CheckOption = True,
+    progress: ProgressOption = True,
     force: ForceOption = False,
     json_out: JsonOption = False,
 ) -> None:
