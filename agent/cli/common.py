@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -50,6 +50,21 @@ BackendOption = Annotated[
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     typer.echo(f"psagent: {message}", err=True)
     raise typer.Exit(code)
+
+
+def fail_check(failures: Sequence[object], message: str) -> NoReturn:
+    """A strict check's first 20 failures, a line each on stderr, then ``message``; exit 1."""
+    for f in failures[:20]:
+        typer.echo(f"psagent: {f}", err=True)
+    fail(message)
+
+
+def write_or_exit(path: Path, data: bytes) -> None:
+    """``data`` into the file ``path``, or one line saying why not and exit 2."""
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}", EXIT_USAGE)
 
 
 def settings_or_exit(config: Path | None) -> Settings:

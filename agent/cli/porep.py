@@ -33,9 +33,11 @@ from agent.cli.common import (
     check_output_dir,
     check_output_file,
     fail,
+    fail_check,
     parse_hex,
     parse_miner,
     parse_u64,
+    write_or_exit,
 )
 
 c1_app = typer.Typer(
@@ -162,9 +164,7 @@ def c1_make(
     # Like Rust's seal_commit_phase1, check what we hand out.
     report = verify_c1(c1, prover_id=info.prover_id, sector=info.sector, porep_id=info.porep_id)
     if not report.ok:
-        for f in report.failures[:20]:
-            typer.echo(f"psagent: {f}", err=True)
-        fail("the generated C1 does not verify (corrupt sector directory?)")
+        fail_check(report.failures, "the generated C1 does not verify (corrupt sector directory?)")
     raw = c1.to_json(KeyOrder(key_order.value))
     if proofdata:
         from market.proofdata import ProofData, SectorID
@@ -242,14 +242,10 @@ def c1_synth(
             with timed("check"):
                 report = verify_c1(arrays, prover_id=prover, sector=sector)
             if not report.ok:
-                for f in report.failures[:20]:
-                    typer.echo(f"psagent: {f}", err=True)
-                fail("the synthesised C1 does not pass the strict check (a bug: please report it)")
+                why = "the synthesised C1 does not pass the strict check (a bug: please report it)"
+                fail_check(report.failures, why)
         with timed("write"):
-            try:
-                out.write_bytes(raw)
-            except OSError as exc:
-                fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
+            write_or_exit(out, raw)
     elapsed = time.perf_counter() - t0
     result = {
         "out": str(out),

@@ -35,9 +35,11 @@ from agent.cli.common import (
     check_output_dir,
     check_output_file,
     fail,
+    fail_check,
     parse_miner,
     parse_u64,
     sector_size_or_exit,
+    write_or_exit,
 )
 
 app = typer.Typer(
@@ -116,9 +118,8 @@ def make(
     # Like Rust's generate_update_vanilla_proofs + Curio's VerifyVanillaProofs: check what we hand out.
     report = check_partitions(pid, upd.comm_r_old, upd.comm_r_new, upd.comm_d_new, proofs)
     if not report.ok:
-        for f in report.failures[:20]:
-            typer.echo(f"psagent: {f}", err=True)
-        fail("the generated update proofs do not pass the strict check (corrupt sector directory?)")
+        why = "the generated update proofs do not pass the strict check (corrupt sector directory?)"
+        fail_check(report.failures, why)
     snap = Snap(pid, upd.comm_r_old, upd.comm_r_new, upd.comm_d_new, tuple(proofs))
     assert actor is not None
     proofdata = ProofData.encode(SectorID(actor, info.sector), snap=snap)
@@ -208,17 +209,10 @@ def synth(
                 try:
                     check_request(ProofData.parse(raw).snap)  # what the agent checks: the parsed request
                 except UpdateProofError as exc:
-                    for f in exc.report.failures[:20]:
-                        typer.echo(f"psagent: {f}", err=True)
-                    fail(
-                        "the synthesised Snap request does not pass the strict check "
-                        "(a bug: please report it)"
-                    )
+                    why = "the synthesised Snap request does not pass the strict check"
+                    fail_check(exc.report.failures, f"{why} (a bug: please report it)")
         with timed("write", bar=False):
-            try:
-                out.write_bytes(raw)
-            except OSError as exc:
-                fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
+            write_or_exit(out, raw)
     elapsed = time.perf_counter() - t0
     result = {
         "out": str(out),
