@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,25 +29,6 @@ PRICE = 5 * 10**15
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"  # the mock serves from its own thread; the client side runs on asyncio
-
-
-@pytest.fixture
-def make_market(challenge_pool: ChallengePool) -> Iterator[Any]:
-    started: list[MockMarket] = []
-
-    def make(faults: str | None = None, **rules: Any) -> MockMarket:
-        m = MockMarket(
-            checker=DigestStandInChecker(),
-            rules=MarketRules(**rules),
-            challenge_source=challenge_pool.make,
-            faults=faults,
-        ).start()
-        started.append(m)
-        return m
-
-    yield make
-    for m in started:
-        m.stop()
 
 
 def settings(high: int = 2, **kw: Any) -> AgentSettings:
