@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from _doubles import make_work_bytes  # tests/agent is on sys.path
 
@@ -22,30 +19,6 @@ def challenge_pool(tmp_path_factory: pytest.TempPathFactory) -> object:
     from market.mock.pool import ChallengePool
 
     return ChallengePool.open(tmp_path_factory.mktemp("pool"))
-
-
-@pytest.fixture
-def make_market(challenge_pool: object) -> Iterator[Any]:
-    """``make_market(faults=None, **rules)``: a started mock market (real HTTP on loopback) checking the
-    stand-in token, issuing the session's challenges under ``MarketRules(**rules)``; stopped after the
-    test."""
-    from market.mock import DigestStandInChecker, MarketRules, MockMarket
-
-    started: list[MockMarket] = []
-
-    def make(faults: str | None = None, **rules: Any) -> MockMarket:
-        m = MockMarket(
-            checker=DigestStandInChecker(),
-            rules=MarketRules(**rules),
-            challenge_source=challenge_pool.make,  # type: ignore[attr-defined]
-            faults=faults,
-        ).start()
-        started.append(m)
-        return m
-
-    yield make
-    for m in started:
-        m.stop()
 
 
 @pytest.fixture(scope="session")
