@@ -6,7 +6,7 @@ satisfies the whole 32GiB WindowPoSt R1CS (every one of its 125,279,217 rows), o
         [--mutate] [--rows-per-chunk N]
 
 Stages, each timed and printed on its own line: ``post.vproof`` decoded and checked strictly against
-``postpub.json`` (randomness, sector 1 and its SealedCID's comm_r; ``porep.post.verify.check_request``); the
+``postpub.json`` (randomness, sector 1 and its SealedCID's comm_r; ``porep.post.verify.check_post``); the
 R1CS from the PCE (``post_r1cs(pt, cache_dir)``: one sector recorded, 2349 tiled); the full assignment
 (``post_assignment``: the one real sector, then the 2348 padding copies Rust makes); the chunked check
 (``R1CS.unsatisfied``: the witness converted to Montgomery form in place, then a, b, c and a·b = c a row
@@ -22,34 +22,13 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
-import resource
-import time
 from pathlib import Path
 
 import numpy as np
+from _stages import line, now_rss_gib, rss_gib, timed
 
 DEFAULT_CACHE = Path("/tmp/psagent-post-check")
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-
-
-def _now_rss_gib() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
-
-
-def _line(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')} load {os.getloadavg()[0]:.1f}] {msg}", flush=True)
-
-
-def _timed(fn, *args, **kw):  # type: ignore[no-untyped-def]
-    t, c = time.perf_counter(), time.process_time()
-    r = fn(*args, **kw)
-    return r, time.perf_counter() - t, time.process_time() - c
 
 
 def main() -> int:
@@ -66,7 +45,7 @@ def main() -> int:
     from gpu.arith.fields.constants import R_MODULUS
     from porep.commcid import cid_to_comm_r
     from porep.post.partition import post_assignment, post_public_inputs, post_r1cs
-    from porep.post.verify import check_request
+    from porep.post.verify import check_post
 
     golden = a.fixtures / "curio" / "testgolden"
     vproof = (golden / "post.vproof").read_bytes()
@@ -74,43 +53,43 @@ def main() -> int:
     randomness = base64.b64decode(pub["Randomness"])
     expected = [(s["SectorNumber"], cid_to_comm_r(s["SealedCID"]["/"])) for s in pub["ChallengedSectors"]]
     pid = a.proof_type if a.proof_type is not None else pub["Proofs"][0]["PoStProof"]
-    _line(f"golden post.vproof ({len(vproof):,} B), PoStProof {pid}, prover {pub['Prover']}, sectors "
-          f"{[s for s, _ in expected]}, {cpu_threads()} CPU threads, cache {a.cache_dir}")
-    checked, dt, _ = _timed(check_request, pid, randomness, [vproof], expected=expected)
+    line(f"golden post.vproof ({len(vproof):,} B), PoStProof {pid}, prover {pub['Prover']}, sectors "
+         f"{[s for s, _ in expected]}, {cpu_threads()} CPU threads, cache {a.cache_dir}")
+    checked, dt, _ = timed(lambda: check_post(pid, randomness, [vproof], expected=expected).checked())
     pt = checked.proof_type
-    _line(f"strict vanilla check ({pt.name}): ok in {dt:.2f} s; challenges {list(checked.challenges[0])}")
+    line(f"strict vanilla check ({pt.name}): ok in {dt:.2f} s; challenges {list(checked.challenges[0])}")
 
     a.cache_dir.mkdir(parents=True, exist_ok=True)
-    r1cs, dt, cpu = _timed(post_r1cs, pt, a.cache_dir)
+    r1cs, dt, cpu = timed(post_r1cs, pt, a.cache_dir)
     nnz = (r1cs.a.nnz, r1cs.b.nnz, r1cs.c.nnz)
-    _line(f"R1CS (PCE: one sector recorded or loaded, {pt.circuit_sectors} tiled): {dt:.2f} s wall, "
-          f"{cpu:.2f} s CPU; rows {r1cs.num_constraints:,} (+{r1cs.num_inputs:,} input rows), aux "
-          f"{r1cs.num_aux:,}, nnz {nnz[0]:,} / {nnz[1]:,} / {nnz[2]:,}; RSS {_now_rss_gib():.2f} GiB")
+    line(f"R1CS (PCE: one sector recorded or loaded, {pt.circuit_sectors} tiled): {dt:.2f} s wall, "
+         f"{cpu:.2f} s CPU; rows {r1cs.num_constraints:,} (+{r1cs.num_inputs:,} input rows), aux "
+         f"{r1cs.num_aux:,}, nnz {nnz[0]:,} / {nnz[1]:,} / {nnz[2]:,}; RSS {now_rss_gib():.2f} GiB")
 
     buf = np.empty((r1cs.num_vars, 8), np.uint32)
-    _, t_w, c_w = _timed(post_assignment, checked, out=buf)
-    _line(f"witness (1 sector + {pt.circuit_sectors - 1} padding copies): {t_w:.2f} s wall / {c_w:.2f} s "
-          f"CPU; RSS {_now_rss_gib():.2f} GiB")
+    _, t_w, c_w = timed(post_assignment, checked, out=buf)
+    line(f"witness (1 sector + {pt.circuit_sectors - 1} padding copies): {t_w:.2f} s wall / {c_w:.2f} s "
+         f"CPU; RSS {now_rss_gib():.2f} GiB")
     xs = post_public_inputs(checked)
     got = fr_to_ints(buf[1 : r1cs.num_inputs])
     same = list(got) == xs
-    _line(f"public inputs from the public values == the assignment's {len(xs):,} inputs: {same}")
+    line(f"public inputs from the public values == the assignment's {len(xs):,} inputs: {same}")
     var = -1
     if a.mutate:
         var = r1cs.num_inputs + 777_777
         old = fr_to_ints(buf[var : var + 1])[0]
         buf[var] = fr_from_ints([(old + 1) % R_MODULUS])[0]
-        _line(f"MUTATED: aux variable {var:,} bumped {old} -> {(old + 1) % R_MODULUS}")
-    bad, t_c, c_c = _timed(r1cs.unsatisfied, buf, rows_per_chunk=a.rows_per_chunk, work=buf)
+        line(f"MUTATED: aux variable {var:,} bumped {old} -> {(old + 1) % R_MODULUS}")
+    bad, t_c, c_c = timed(r1cs.unsatisfied, buf, rows_per_chunk=a.rows_per_chunk, work=buf)
     if len(bad):
         row = int(bad[0])
         av, bv, cv = r1cs.row_values(row, buf)
         what = f"UNSATISFIED: constraint {row:,} (a={av:#x}, b={bv:#x}, c={cv:#x})"
     else:
         what = f"all {r1cs.num_constraints:,} constraints satisfied"
-    _line(f"check: {t_c:.2f} s wall / {c_c:.2f} s CPU; {what}; RSS {_now_rss_gib():.2f} GiB")
+    line(f"check: {t_c:.2f} s wall / {c_c:.2f} s CPU; {what}; RSS {now_rss_gib():.2f} GiB")
     ok = (bool(len(bad)) if a.mutate else not len(bad)) and same
-    _line(f"{'PASS' if ok else 'FAIL'}: peak RSS {_rss_gib():.2f} GiB")
+    line(f"{'PASS' if ok else 'FAIL'}: peak RSS {rss_gib():.2f} GiB")
     return 0 if ok else 1
 
 

@@ -25,24 +25,14 @@ first 32GiB run records the PCE, minutes; later runs load it).
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from _stages import line, now_rss_gib, rss_gib, timed
 
 DEFAULT_CACHE = Path("/tmp/psagent-r1cs-check")
-
-
-def _rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-
-
-def _now_rss_gib() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
 
 
 def _partitions(text: str) -> list[int]:
@@ -63,16 +53,6 @@ def _hex32(text: str) -> bytes:
     if len(b) != 32:
         raise argparse.ArgumentTypeError(f"{text!r} is not 32 bytes of hex")
     return b
-
-
-def _line(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')} load {os.getloadavg()[0]:.1f}] {msg}", flush=True)
-
-
-def _timed(fn, *args, **kw):  # type: ignore[no-untyped-def]
-    t, c = time.perf_counter(), time.process_time()
-    r = fn(*args, **kw)
-    return r, time.perf_counter() - t, time.process_time() - c
 
 
 def spmv_blocks(r1cs: object, wm: np.ndarray, rows: int) -> None:
@@ -135,8 +115,8 @@ def main() -> int:
     parts = a.partitions if a.partitions is not None else list(range(npart))
     if parts and parts[-1] >= npart:
         ap.error(f"{pt.name} has partitions 0-{npart - 1}")
-    _line(f"{pt.name}: partitions {parts} of {npart}, {cpu_threads()} CPU threads, cache {a.cache_dir}, "
-          f"rows per chunk {a.rows_per_chunk:,}{', MUTATED witnesses' if a.mutate else ''}")
+    line(f"{pt.name}: partitions {parts} of {npart}, {cpu_threads()} CPU threads, cache {a.cache_dir}, "
+         f"rows per chunk {a.rows_per_chunk:,}{', MUTATED witnesses' if a.mutate else ''}")
     a.cache_dir.mkdir(parents=True, exist_ok=True)
 
     prover = prover_id(a.miner)
@@ -144,29 +124,29 @@ def main() -> int:
     sparse = sparse_sector(pt, prover, a.sector, a.ticket, a.seed)
     arrays = sparse_c1_arrays(sparse)
     t_synth = time.perf_counter() - t0
-    _line(f"C1 synth (sparse sector + C1 arrays, as `psagent c1 synth`): {t_synth:.2f} s, "
-          f"comm_r {sparse.comm_r.hex()}")
+    line(f"C1 synth (sparse sector + C1 arrays, as `psagent c1 synth`): {t_synth:.2f} s, "
+         f"comm_r {sparse.comm_r.hex()}")
     if not a.no_strict:
-        report, dt, _ = _timed(verify_c1, arrays, prover_id=prover, sector=a.sector)
-        _line(f"strict vanilla check: {'ok' if report.ok else 'FAILED'} in {dt:.2f} s")
+        report, dt, _ = timed(verify_c1, arrays, prover_id=prover, sector=a.sector)
+        line(f"strict vanilla check: {'ok' if report.ok else 'FAILED'} in {dt:.2f} s")
         if not report.ok:
             return 1
-    c1, dt, _ = _timed(SealCommitPhase1Output.from_arrays, arrays)
-    _line(f"C1 model: {dt:.2f} s")
+    c1, dt, _ = timed(SealCommitPhase1Output.from_arrays, arrays)
+    line(f"C1 model: {dt:.2f} s")
 
     shape = CircuitShape.for_proof_type(pt)
     cold = not (a.cache_dir / pce.CACHE_SUBDIR / pce.cache_key(shape) / "meta.json").exists()
-    r1cs, dt, cpu = _timed(partition_r1cs, pt, a.cache_dir)
+    r1cs, dt, cpu = timed(partition_r1cs, pt, a.cache_dir)
     nnz = (r1cs.a.nnz, r1cs.b.nnz, r1cs.c.nnz)
-    _line(f"PCE {'record + save + tile (cold)' if cold else 'load + tile (warm)'}: {dt:.2f} s wall, "
-          f"{cpu:.2f} s CPU; rows {r1cs.num_constraints:,} (+{r1cs.num_inputs} input rows), aux "
-          f"{r1cs.num_aux:,}, nnz {nnz[0]:,} / {nnz[1]:,} / {nnz[2]:,}; RSS {_now_rss_gib():.2f} GiB")
+    line(f"PCE {'record + save + tile (cold)' if cold else 'load + tile (warm)'}: {dt:.2f} s wall, "
+         f"{cpu:.2f} s CPU; rows {r1cs.num_constraints:,} (+{r1cs.num_inputs} input rows), aux "
+         f"{r1cs.num_aux:,}, nnz {nnz[0]:,} / {nnz[1]:,} / {nnz[2]:,}; RSS {now_rss_gib():.2f} GiB")
 
     buf = np.empty((r1cs.num_vars, 8), np.uint32)
     buf.fill(0)  # touch it now: the first witness would otherwise pay its page faults
     results = []
     for k in parts:
-        _, t_w, c_w = _timed(partition_assignment, c1, k, out=buf, cache_dir=a.cache_dir)
+        _, t_w, c_w = timed(partition_assignment, c1, k, out=buf, cache_dir=a.cache_dir)
         note = ""
         var = -1
         if a.mutate:
@@ -174,7 +154,7 @@ def main() -> int:
             old = fr_to_ints(buf[var : var + 1])[0]
             buf[var] = fr_from_ints([(old + 1) % R_MODULUS])[0]
             note = f", aux variable {var:,} bumped {old} -> {(old + 1) % R_MODULUS}"
-        bad, t_c, c_c = _timed(r1cs.unsatisfied, buf, rows_per_chunk=a.rows_per_chunk, work=buf)
+        bad, t_c, c_c = timed(r1cs.unsatisfied, buf, rows_per_chunk=a.rows_per_chunk, work=buf)
         if len(bad):
             row = int(bad[0])
             av, bv, cv = r1cs.row_values(row, buf)
@@ -184,10 +164,10 @@ def main() -> int:
             what = "all constraints satisfied"
         spmv_note = ""
         if k in a.spmv_partitions:
-            _, t_s, c_s = _timed(spmv_blocks, r1cs, buf, 1 << 22)
+            _, t_s, c_s = timed(spmv_blocks, r1cs, buf, 1 << 22)
             spmv_note = f"; SpMV A.w, B.w, C.w {t_s:.2f} s wall / {c_s:.2f} s CPU"
-        _line(f"partition {k}: witness {t_w:.2f} s wall / {c_w:.2f} s CPU; check {t_c:.2f} s wall / "
-              f"{c_c:.2f} s CPU{spmv_note}; {what}{note}; RSS {_now_rss_gib():.2f} GiB")
+        line(f"partition {k}: witness {t_w:.2f} s wall / {c_w:.2f} s CPU; check {t_c:.2f} s wall / "
+             f"{c_c:.2f} s CPU{spmv_note}; {what}{note}; RSS {now_rss_gib():.2f} GiB")
         results.append((k, t_w, t_c, bool(len(bad))))
     failed = [k for k, *_, b in results if b]
     if a.mutate:
@@ -199,8 +179,8 @@ def main() -> int:
     if results:
         tw = [r[1] for r in results]
         tc = [r[2] for r in results]
-        _line(f"witness {min(tw):.2f}-{max(tw):.2f} s, check {min(tc):.2f}-{max(tc):.2f} s per partition")
-    _line(f"{verdict}: {'OK' if ok else 'FAILED'}; peak RSS {_rss_gib():.2f} GiB")
+        line(f"witness {min(tw):.2f}-{max(tw):.2f} s, check {min(tc):.2f}-{max(tc):.2f} s per partition")
+    line(f"{verdict}: {'OK' if ok else 'FAILED'}; peak RSS {rss_gib():.2f} GiB")
     return 0 if ok else 1
 
 

@@ -9,7 +9,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 if os.environ.get("PSAGENT_REAL_CUDA") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
@@ -34,3 +36,29 @@ def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
         pytest.fail(f"Filecoin fixtures not found at {FIXTURES} (set PSAGENT_FIXTURES)")
     return FIXTURES
+
+
+@pytest.fixture
+def make_market(challenge_pool: Any) -> Iterator[Callable[..., Any]]:
+    """``make_market(faults=None, *, state_path=None, **rules)``: a started mock market (real HTTP on
+    loopback) checking the stand-in token, issuing challenges from the folder's ``challenge_pool`` under
+    ``MarketRules(**rules)``, its books in SQLite at ``state_path`` if given; every one stopped at
+    teardown."""
+    from market.mock import DigestStandInChecker, MarketRules, MockMarket
+
+    started: list[MockMarket] = []
+
+    def make(faults: str | None = None, *, state_path: Path | None = None, **rules: Any) -> MockMarket:
+        m = MockMarket(
+            checker=DigestStandInChecker(),
+            rules=MarketRules(**rules),
+            state_path=state_path,
+            challenge_source=challenge_pool.make,
+            faults=faults,
+        ).start()
+        started.append(m)
+        return m
+
+    yield make
+    for m in started:
+        m.stop()

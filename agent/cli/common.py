@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -34,6 +34,10 @@ JsonOption = Annotated[
     typer.Option("--json", help="Print the result as one JSON object on stdout (progress stays on stderr)."),
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Replace existing output.")]
+CheckOption = Annotated[
+    bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
+]
+ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")]
 MinerOption = Annotated[str | None, typer.Option("--miner", help="Miner actor id: 1000, f01000 or t01000.")]
 SectorOption = Annotated[int | None, typer.Option("--sector", help="Sector number.")]
 
@@ -46,6 +50,21 @@ BackendOption = Annotated[
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     typer.echo(f"psagent: {message}", err=True)
     raise typer.Exit(code)
+
+
+def fail_check(failures: Sequence[object], message: str) -> NoReturn:
+    """A strict check's first 20 failures, a line each on stderr, then ``message``; exit 1."""
+    for f in failures[:20]:
+        typer.echo(f"psagent: {f}", err=True)
+    fail(message)
+
+
+def write_or_exit(path: Path, data: bytes) -> None:
+    """``data`` into the file ``path``, or one line saying why not and exit 2."""
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}", EXIT_USAGE)
 
 
 def settings_or_exit(config: Path | None) -> Settings:

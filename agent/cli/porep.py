@@ -13,8 +13,8 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,16 +24,20 @@ import typer
 from agent.cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
+    CheckOption,
     ForceOption,
     JsonOption,
     MinerOption,
+    ProgressOption,
     announce_compilation,
     check_output_dir,
     check_output_file,
     fail,
+    fail_check,
     parse_hex,
     parse_miner,
     parse_u64,
+    write_or_exit,
 )
 
 c1_app = typer.Typer(
@@ -89,6 +93,32 @@ def _progress(enabled: bool) -> Iterator[Any]:
         yield update
 
 
+def _stage_timer(cb: Any, times: dict[str, float]) -> Callable[..., AbstractContextManager[None]]:
+    """``timed(name, bar=True)``: a stage's seconds into ``times`` (the --json result's ``stages``) and, with
+    ``bar``, its bar on the progress callback ``cb`` (``bar=False``: a stage that draws its own bars)."""
+
+    @contextmanager
+    def timed(name: str, bar: bool = True) -> Iterator[None]:
+        if cb is not None and bar:
+            cb(name, 0, 1)
+        t = time.perf_counter()
+        yield
+        times[name] = round(time.perf_counter() - t, 3)
+        if cb is not None and bar:
+            cb(name, 1, 1)
+
+    return timed
+
+
+def _written(result: dict[str, Any], json_out: bool, line: str) -> None:
+    """``--json``: the result on stdout; else ``line`` ("wrote …") on stderr, where progress goes
+    everywhere."""
+    if json_out:
+        typer.echo(json.dumps(result))
+    else:
+        typer.echo(line, err=True)
+
+
 @c1_app.command("make")
 def c1_make(
     directory: Annotated[Path, typer.Argument(help="A sealed test sector directory (psagent seal --out).")],
@@ -134,9 +164,7 @@ def c1_make(
     # Like Rust's seal_commit_phase1, check what we hand out.
     report = verify_c1(c1, prover_id=info.prover_id, sector=info.sector, porep_id=info.porep_id)
     if not report.ok:
-        for f in report.failures[:20]:
-            typer.echo(f"psagent: {f}", err=True)
-        fail("the generated C1 does not verify (corrupt sector directory?)")
+        fail_check(report.failures, "the generated C1 does not verify (corrupt sector directory?)")
     raw = c1.to_json(KeyOrder(key_order.value))
     if proofdata:
         from market.proofdata import ProofData, SectorID
@@ -174,12 +202,8 @@ def c1_synth(
     key_order: Annotated[KeyOrderOpt, typer.Option(help="C1 key order: rust (serde) or go (Curio).")] = (
         KeyOrderOpt.rust
     ),
-    check: Annotated[
-        bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
-    ] = True,
-    progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
-    ] = True,
+    check: CheckOption = True,
+    progress: ProgressOption = True,
     force: ForceOption = False,
     json_out: JsonOption = False,
 ) -> None:
@@ -207,17 +231,7 @@ def c1_synth(
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     with _progress(progress) as cb:
-
-        @contextmanager
-        def timed(name: str, bar: bool = True) -> Iterator[None]:
-            if cb is not None and bar:
-                cb(name, 0, 1)
-            t = time.perf_counter()
-            yield
-            times[name] = round(time.perf_counter() - t, 3)
-            if cb is not None and bar:
-                cb(name, 1, 1)
-
+        timed = _stage_timer(cb, times)
         with timed("sector", bar=False):  # its own stages: challenges, labels, trees
             data = {"data": bytes(32)} if zero_data else {}
             sparse = sparse_sector(pt, prover, sector, ticket_b, seed_b, progress=cb, **data)
@@ -228,14 +242,10 @@ def c1_synth(
             with timed("check"):
                 report = verify_c1(arrays, prover_id=prover, sector=sector)
             if not report.ok:
-                for f in report.failures[:20]:
-                    typer.echo(f"psagent: {f}", err=True)
-                fail("the synthesised C1 does not pass the strict check (a bug: please report it)")
+                why = "the synthesised C1 does not pass the strict check (a bug: please report it)"
+                fail_check(report.failures, why)
         with timed("write"):
-            try:
-                out.write_bytes(raw)
-            except OSError as exc:
-                fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
+            write_or_exit(out, raw)
     elapsed = time.perf_counter() - t0
     result = {
         "out": str(out),
@@ -251,14 +261,12 @@ def c1_synth(
         "seconds": round(elapsed, 3),
         "stages": times,
     }
-    if json_out:
-        typer.echo(json.dumps(result))
-    else:
-        typer.echo(
-            f"wrote {out}: {pt.name} C1, {len(raw)} bytes, {sparse.challenges.size} challenges"
-            f"{', strict check passed' if check else ''} ({elapsed:.1f} s)",
-            err=True,  # "wrote …" is progress on stderr everywhere; --json puts the result on stdout
-        )
+    _written(
+        result,
+        json_out,
+        f"wrote {out}: {pt.name} C1, {len(raw)} bytes, {sparse.challenges.size} challenges"
+        f"{', strict check passed' if check else ''} ({elapsed:.1f} s)",
+    )
 
 
 @c1_app.command("check")
@@ -393,9 +401,7 @@ def register(app: typer.Typer) -> None:
                 "reused across seals; default $FIL_PROOFS_PARENT_CACHE, else none (computed per seal).",
             ),
         ] = None,
-        progress: Annotated[
-            bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
-        ] = True,
+        progress: ProgressOption = True,
         force: ForceOption = False,
         json_out: JsonOption = False,
     ) -> None:

@@ -27,15 +27,19 @@ import typer
 from agent.cli.common import (
     EXIT_FAILURE,
     EXIT_USAGE,
+    CheckOption,
     ForceOption,
     JsonOption,
+    ProgressOption,
     announce_compilation,
     check_output_dir,
     check_output_file,
     fail,
+    fail_check,
     parse_miner,
     parse_u64,
     sector_size_or_exit,
+    write_or_exit,
 )
 
 app = typer.Typer(
@@ -114,9 +118,8 @@ def make(
     # Like Rust's generate_update_vanilla_proofs + Curio's VerifyVanillaProofs: check what we hand out.
     report = check_partitions(pid, upd.comm_r_old, upd.comm_r_new, upd.comm_d_new, proofs)
     if not report.ok:
-        for f in report.failures[:20]:
-            typer.echo(f"psagent: {f}", err=True)
-        fail("the generated update proofs do not pass the strict check (corrupt sector directory?)")
+        why = "the generated update proofs do not pass the strict check (corrupt sector directory?)"
+        fail_check(report.failures, why)
     snap = Snap(pid, upd.comm_r_old, upd.comm_r_new, upd.comm_d_new, tuple(proofs))
     assert actor is not None
     proofdata = ProofData.encode(SectorID(actor, info.sector), snap=snap)
@@ -170,19 +173,15 @@ def synth(
         str, typer.Option("--miner", help="SectorID.Miner: 1000, f01000 or t01000 (names jobs only).")
     ] = "1000",
     sector: Annotated[int, typer.Option(help="SectorID.Number (names jobs only).")] = 1,
-    check: Annotated[
-        bool, typer.Option("--check/--no-check", help="Run the strict vanilla check on the result.")
-    ] = True,
-    progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")
-    ] = True,
+    check: CheckOption = True,
+    progress: ProgressOption = True,
     force: ForceOption = False,
     json_out: JsonOption = False,
 ) -> None:
     """A valid Snap request of any size without a sector: a blockwise update whose challenged leaves and
     paths are read from sparse trees (porep.snap.synth). It passes the strict check and the circuit like
     an update made by snap make."""
-    from agent.cli.porep import _progress
+    from agent.cli.porep import _progress, _stage_timer, _written
     from market.proofdata import ProofData, SectorID, Snap
     from porep.snap.params import UPDATE_PROOF_TYPES
     from porep.snap.synth import sparse_update
@@ -198,37 +197,22 @@ def synth(
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     with _progress(progress) as cb:
-        t = time.perf_counter()
-        upd = sparse_update(pt, rng_seed, progress=cb)  # its own stages: trees, challenges
-        times["update"] = round(time.perf_counter() - t, 3)
-        if cb is not None:
-            cb("proofs", 0, 1)
-        t = time.perf_counter()
-        req = upd.request()
-        times["proofs"] = round(time.perf_counter() - t, 3)
-        if cb is not None:
-            cb("proofs", 1, 1)
+        timed = _stage_timer(cb, times)
+        with timed("update", bar=False):  # its own stages: trees, challenges
+            upd = sparse_update(pt, rng_seed, progress=cb)
+        with timed("proofs"):
+            req = upd.request()
         snap = Snap(req.proof_type, req.old_r, req.new_r, req.new_d, req.proofs)
         raw = ProofData.encode(SectorID(actor, sector), snap=snap)
         if check:
-            if cb is not None:
-                cb("check", 0, 1)
-            t = time.perf_counter()
-            try:
-                check_request(ProofData.parse(raw).snap)  # what the agent checks: the parsed request
-            except UpdateProofError as exc:
-                for f in exc.report.failures[:20]:
-                    typer.echo(f"psagent: {f}", err=True)
-                fail("the synthesised Snap request does not pass the strict check (a bug: please report it)")
-            times["check"] = round(time.perf_counter() - t, 3)
-            if cb is not None:
-                cb("check", 1, 1)
-        t = time.perf_counter()
-        try:
-            out.write_bytes(raw)
-        except OSError as exc:
-            fail(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE)
-        times["write"] = round(time.perf_counter() - t, 3)
+            with timed("check"):
+                try:
+                    check_request(ProofData.parse(raw).snap)  # what the agent checks: the parsed request
+                except UpdateProofError as exc:
+                    why = "the synthesised Snap request does not pass the strict check"
+                    fail_check(exc.report.failures, f"{why} (a bug: please report it)")
+        with timed("write", bar=False):
+            write_or_exit(out, raw)
     elapsed = time.perf_counter() - t0
     result = {
         "out": str(out),
@@ -249,17 +233,15 @@ def synth(
         "seconds": round(elapsed, 3),
         "stages": times,
     }
-    if json_out:
-        typer.echo(json.dumps(result))
-    else:
-        typer.echo(
-            f"wrote {out}: {pt.name} Snap request, {pt.partitions} partition(s) x "
-            f"{pt.challenges_per_partition} challenges, {len(raw):,} bytes"
-            f"{', strict check passed' if check else ''} ({elapsed:.1f} s: "
-            + ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
-            + ")",
-            err=True,  # "wrote …" is progress on stderr everywhere; --json puts the result on stdout
-        )
+    _written(
+        result,
+        json_out,
+        f"wrote {out}: {pt.name} Snap request, {pt.partitions} partition(s) x "
+        f"{pt.challenges_per_partition} challenges, {len(raw):,} bytes"
+        f"{', strict check passed' if check else ''} ({elapsed:.1f} s: "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in times.items())
+        + ")",
+    )
 
 
 @app.command("check")

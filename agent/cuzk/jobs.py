@@ -35,19 +35,17 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from enum import IntEnum, StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import anyio
 
 from agent.cuzk.metrics import CuzkMetrics
 from agent.cuzk.request import SERVED, ProofKind, ProofRequest, RequestError, circuit_id, priority_of, work_of
-from agent.cuzk.scheduler import Scheduler
+from agent.cuzk.scheduler import Scheduler, SchedulingProver
 from agent.proving.pipeline import ProofCancelled
 from agent.proving.work import JobId
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
     from anyio.abc import TaskGroup
 
     from agent.admission import Grant
@@ -107,27 +105,6 @@ class Outcome:
     total_ms: int = 0
 
 
-class Prover(Protocol):
-    """What a job needs of the prover (``agent.proving.prover.AdmittedProver``): its slots for the
-    scheduler, and the proving call."""
-
-    @property
-    def slots(self) -> tuple[Device, ...]: ...
-    @property
-    def capacity(self) -> int: ...
-
-    async def prove(
-        self,
-        work: Work,
-        job_id: str,
-        *,
-        cancel: threading.Event | None = None,
-        admitted: Callable[[Grant], None] | None = None,
-        turn: Callable[[Device], AbstractContextManager[object]] | None = None,
-        lent: Grant | None = None,
-    ) -> Proven: ...
-
-
 @dataclass(eq=False)
 class Job:
     job_id: str
@@ -164,7 +141,7 @@ class Jobs:
 
     def __init__(
         self,
-        prover: Prover,
+        prover: SchedulingProver,
         *,
         max_pending: int = 10,
         check: Callable[[ProofRequest], Work] = work_of,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from agent.proving.work import Work
     from gpu.device import Device
 
-__all__ = ["DeviceTurns", "Scheduler"]
+__all__ = ["DeviceTurns", "Scheduler", "SchedulingProver"]
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,8 @@ class DeviceTurns:
 
 
 class SchedulingProver(Protocol):
-    """What the scheduler needs of the prover (``agent.proving.prover.AdmittedProver``)."""
+    """What the scheduler, and the jobs that feed it, need of the prover
+    (``agent.proving.prover.AdmittedProver``): its slots and the proving call."""
 
     @property
     def slots(self) -> tuple[Device, ...]: ...

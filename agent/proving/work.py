@@ -249,9 +249,9 @@ class Work:
         ``winning``: the kind the request claims. One partition; ``raw`` stays empty."""
         kind = PoStKind.WINNING if winning else PoStKind.WINDOW
         try:
-            checked = post_verify.check_request(
+            checked = post_verify.check_post(
                 registered_proof, randomness, list(vanilla_proofs), partition_index=partition_index, kind=kind
-            )
+            ).checked()
         except post_verify.PoStProofError as exc:
             raise WorkError(f"the PoSt request failed the strict check: {_first_line(exc)}") from exc
         inputs = post_public_inputs(checked)

@@ -24,11 +24,11 @@ from porep.hashes.poseidon import R, hash2
 from porep.post.challenges import sector_leaf_challenges
 from porep.post.params import PoStKind, PoStProofType, post_proof_type
 from porep.post.proof import FallbackPoStSectorProof, MerkleProof, PoStFormatError, decode_sector_proof
-from porep.sdr.vanilla_verify import Failure
+from porep.sdr.vanilla_verify import CheckError, Failure, Failures
 from porep.snap.proof import VARIANTS
 from porep.snap.verify import _arrays, _canonical_mask, _shape_ok  # the MerkleProof checks Snap uses
 
-__all__ = ["CHECKS", "CheckedPoSt", "PoStProofError", "PoStReport", "check_post", "check_request"]
+__all__ = ["CHECKS", "CheckedPoSt", "PoStProofError", "PoStReport", "check_post"]
 
 NODE = 32
 _Fail = Callable[[str, str, "int | None"], None]
@@ -57,27 +57,30 @@ CHECKS: dict[str, str] = {
 
 
 @dataclass
-class PoStReport:
+class PoStReport(Failures):
+    """What :func:`check_post` found in a request (``randomness`` and ``partition_index``: the request's)."""
+
     proof_type: PoStProofType | None
     failures: list[Failure] = field(default_factory=list)
     proofs: list[FallbackPoStSectorProof] = field(default_factory=list)
+    randomness: bytes = b""
+    partition_index: int = 0
 
-    @property
-    def ok(self) -> bool:
-        return not self.failures
+    def checked(self) -> CheckedPoSt:
+        """The checked request, or :class:`PoStProofError` unless every check passed."""
+        if not self.ok:
+            raise PoStProofError(self)
+        pt = self.proof_type
+        assert pt is not None
+        k = self.partition_index
+        challenges = tuple(
+            tuple(challenges_of(pt, self.randomness, k, i, p.sector_id)) for i, p in enumerate(self.proofs)
+        )
+        return CheckedPoSt(pt, self.randomness, k, tuple(self.proofs), challenges)
 
-    def checks_failed(self) -> set[str]:
-        return {f.check for f in self.failures}
 
-
-class PoStProofError(ValueError):
+class PoStProofError(CheckError[PoStReport]):
     """A PoSt request failed the strict vanilla check (the message lists the first failures)."""
-
-    def __init__(self, report: PoStReport):
-        self.report = report
-        lines = [str(f) for f in report.failures[:20]]
-        more = len(report.failures) - len(lines)
-        super().__init__("; ".join(lines) + (f"; … and {more} more" if more > 0 else ""))
 
 
 @dataclass(frozen=True)
@@ -140,12 +143,13 @@ def check_post(
 ) -> PoStReport:
     """Check a request's vanilla proofs (bincode bytes as Curio sends them, or decoded); ``kind``: the kind
     the request claims (its ``proof_kind``), ``expected``: the (sector id, comm_r) pairs the caller knows
-    from the chain, in order. Every failure is reported, not only the first."""
+    from the chain, in order. Every failure is reported, not only the first; ``.checked()`` of the report: the
+    checked request, or :class:`PoStProofError`."""
     try:
         pt = proof_type if isinstance(proof_type, PoStProofType) else post_proof_type(proof_type)
     except ValueError as exc:
         return PoStReport(None, [Failure("header.proof_type", str(exc))])
-    report = PoStReport(pt)
+    report = PoStReport(pt, randomness=bytes(randomness), partition_index=partition_index)
     fails = report.failures
     if kind is not None and pt.kind is not kind:
         why = f"{pt.name} is a {pt.kind.value} PoSt, the request is {kind.value}"
@@ -286,27 +290,3 @@ class _SectorCheck:
 def _seg_arities(pt: PoStProofType) -> tuple[int, ...]:
     """(base, sub, top) arities as ``MerkleProof.path_index`` takes them (one per segment)."""
     return tuple(a for a, _ in _segments(pt))
-
-
-def check_request(
-    proof_type: int | PoStProofType,
-    randomness: bytes,
-    vanilla_proofs: Sequence[bytes | FallbackPoStSectorProof],
-    *,
-    partition_index: int = 0,
-    kind: PoStKind | None = None,
-    expected: Sequence[tuple[int, bytes]] | None = None,
-) -> CheckedPoSt:
-    """:func:`check_post`, raising :class:`PoStProofError` unless every check passes; the checked request."""
-    report = check_post(
-        proof_type, randomness, vanilla_proofs, partition_index=partition_index, kind=kind, expected=expected
-    )
-    if not report.ok:
-        raise PoStProofError(report)
-    pt = report.proof_type
-    assert pt is not None
-    challenges = tuple(
-        tuple(challenges_of(pt, randomness, partition_index, i, p.sector_id))
-        for i, p in enumerate(report.proofs)
-    )
-    return CheckedPoSt(pt, bytes(randomness), partition_index, tuple(report.proofs), challenges)

@@ -21,6 +21,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -91,13 +92,10 @@ class Failure:
         return f"{prefix + ': ' if prefix else ''}{self.check}: {self.detail}"
 
 
-@dataclass
-class Report:
-    """Result of :func:`verify_c1`: ``ok`` only if no check failed."""
+class Failures:
+    """What every strict check's report (C1, Snap, PoSt) answers: ``ok`` only if no check failed."""
 
-    proof_type: ProofType
-    failures: list[Failure] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    failures: list[Failure]
 
     @property
     def ok(self) -> bool:
@@ -107,14 +105,30 @@ class Report:
         return {f.check for f in self.failures}
 
 
-class VanillaProofError(ValueError):
-    """A C1 failed strict vanilla verification."""
+Rep = TypeVar("Rep", bound=Failures)
 
-    def __init__(self, report: Report):
+
+class CheckError(ValueError, Generic[Rep]):
+    """A strict check failed: the report, and a message listing its first failures."""
+
+    def __init__(self, report: Rep):
         self.report = report
         lines = [str(f) for f in report.failures[:20]]
         more = len(report.failures) - len(lines)
         super().__init__("; ".join(lines) + (f"; … and {more} more" if more > 0 else ""))
+
+
+@dataclass
+class Report(Failures):
+    """Result of :func:`verify_c1`: ``ok`` only if no check failed."""
+
+    proof_type: ProofType
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class VanillaProofError(CheckError[Report]):
+    """A C1 failed strict vanilla verification."""
 
 
 def _top_bits_clear(values: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 
 from porep.hashes.merkle import Hasher, hash_children, insert_children, roots_from_paths
 from porep.hashes.poseidon import R, hash2
-from porep.sdr.vanilla_verify import Failure
+from porep.sdr.vanilla_verify import CheckError, Failure, Failures
 from porep.snap.challenges import partition_challenges
 from porep.snap.params import UpdateConstants, UpdateProofType, hs, update_proof_type
 from porep.snap.proof import (
@@ -76,18 +76,11 @@ CHECKS: dict[str, str] = {
 
 
 @dataclass
-class SnapReport:
+class SnapReport(Failures):
     """Result of a check: ``ok`` only if no check failed."""
 
     proof_type: UpdateProofType | None
     failures: list[Failure] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def checks_failed(self) -> set[str]:
-        return {f.check for f in self.failures}
 
 
 def _canonical(value: bytes) -> bool:
@@ -450,14 +443,8 @@ def check_partitions(
     return report
 
 
-class UpdateProofError(ValueError):
+class UpdateProofError(CheckError[SnapReport]):
     """A Snap request failed the strict vanilla check (the message lists the first failures)."""
-
-    def __init__(self, report: SnapReport):
-        self.report = report
-        lines = [str(f) for f in report.failures[:20]]
-        more = len(report.failures) - len(lines)
-        super().__init__("; ".join(lines) + (f"; … and {more} more" if more > 0 else ""))
 
 
 def check_request(snap: object) -> SnapReport:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from _standin import parsed_only  # tests/agent is on sys.path
 
 from agent.opsview.document import StatusView
@@ -346,6 +347,17 @@ def binary(name: str, *alternatives: str) -> str | None:
         if path:
             return path
     return None
+
+
+def binary_or_skip(name: str, *alternatives: str, what: str, package: str) -> str:
+    """The distribution's binary ``name`` (or an alternative), or the test skipped saying that ``what`` is not
+    installed and which package .ci/run installs for it."""
+    path = binary(name, *alternatives)
+    if path is None:
+        pytest.skip(
+            f"NO {name.upper()}: {what} is not installed (.ci/run installs it: apt-get install {package})"
+        )
+    return path
 
 
 def chromium_args(chromium: str, *args: str) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _opsview import binary
+from _opsview import binary_or_skip
 
 REPO = Path(__file__).resolve().parents[2]
 ALERTS = REPO / "contrib" / "prometheus" / "alerts.yml"
@@ -21,13 +21,8 @@ DASHBOARD = REPO / "contrib" / "grafana" / "psagent.json"
 
 @pytest.fixture
 def promtool() -> str:
-    path = binary("promtool")
-    if path is None:
-        pytest.skip(
-            "NO PROMTOOL: the distribution's `prometheus` package (which ships promtool) is not installed "
-            "(.ci/run installs it: apt-get install prometheus)"
-        )
-    return path
+    what = "the distribution's `prometheus` package (which ships promtool)"
+    return binary_or_skip("promtool", what=what, package="prometheus")
 
 
 def _run(promtool: str, tmp_path: Path, tests: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:

@@ -9,14 +9,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent.store import TERMINAL_STATES, RequestRow, RequestState, SqliteStore
-from market.mock import DigestStandInChecker, MarketRules, MockMarket
-from market.mock.pool import ChallengePool
+from market.mock import MockMarket
 from market.wallet import Wallet
 
 pytestmark = pytest.mark.slow
@@ -24,14 +24,8 @@ PROC = Path(__file__).with_name("_agent_proc.py")
 
 
 @pytest.fixture
-def market(challenge_pool: ChallengePool) -> Iterator[MockMarket]:
-    m = MockMarket(
-        checker=DigestStandInChecker(),
-        rules=MarketRules(slot_divisor=1, initial_challenges=1, demand_open=1),
-        challenge_source=challenge_pool.make,
-    ).start()
-    yield m
-    m.stop()
+def market(make_market: Any) -> MockMarket:
+    return make_market(slot_divisor=1, initial_challenges=1, demand_open=1)  # type: ignore[no-any-return]
 
 
 def start(market: MockMarket, key: str, store: Path, delay_s: float, n: int) -> subprocess.Popen[bytes]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +31,14 @@ def anyio_backend() -> str:
     return "asyncio"  # the mock serves from its own thread; the client side runs on asyncio
 
 
-@pytest.fixture
-def make_market(challenge_pool: ChallengePool) -> Iterator[Any]:
-    started: list[MockMarket] = []
-
-    def make(faults: str | None = None, **rules: Any) -> MockMarket:
-        m = MockMarket(
-            checker=DigestStandInChecker(),
-            rules=MarketRules(**rules),
-            challenge_source=challenge_pool.make,
-            faults=faults,
-        ).start()
-        started.append(m)
-        return m
-
-    yield make
-    for m in started:
-        m.stop()
+async def run_until(agent: Agent, store: SqliteStore, state: RequestState) -> None:
+    """Run ``agent`` until a request reaches ``state`` (30 s at most), then stop it."""
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: agent.run(handle_signals=False))
+        with anyio.fail_after(30):
+            while not store.list_requests([state]):
+                await anyio.sleep(0.05)
+        agent._done.set()
 
 
 def settings(high: int = 2, **kw: Any) -> AgentSettings:
@@ -223,12 +213,7 @@ async def test_late_submit_410_is_gone_never_resubmitted(make_market: Any, tmp_p
     store = SqliteStore(tmp_path / "a.db")
     async with MarketClient(market.base_url, wallet) as client:
         agent = Agent(client, store, StandInProver(delay_s=0.8), settings(high=1))
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: agent.run(handle_signals=False))
-            with anyio.fail_after(30):
-                while not store.list_requests([RequestState.GONE]):
-                    await anyio.sleep(0.05)
-            agent._done.set()
+        await run_until(agent, store, RequestState.GONE)
     gone = store.list_requests([RequestState.GONE])
     assert gone and not store.payments()
     assert any("deadline passed before proving" not in (r.last_error or "") for r in gone)  # a market 410
@@ -248,12 +233,7 @@ async def test_local_deadline_drops_before_proving(make_market: Any, tmp_path: P
     )
     async with MarketClient(market.base_url, wallet) as client:
         agent = Agent(client, store, StandInProver(), s)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: agent.run(handle_signals=False))
-            with anyio.fail_after(30):
-                while not store.list_requests([RequestState.GONE]):
-                    await anyio.sleep(0.05)
-            agent._done.set()
+        await run_until(agent, store, RequestState.GONE)
     (row, *_) = store.list_requests([RequestState.GONE])
     assert "deadline" in (row.last_error or "") and row.proof is None
     assert market.state.snapshot()["counters"].get("completed_valid", 0) == 0
@@ -270,12 +250,7 @@ async def test_corrupt_partition_never_submitted(make_market: Any, tmp_path: Pat
     async with MarketClient(market.base_url, wallet) as client:
         counting = Counting(client)
         agent = Agent(counting, store, StandInProver(corrupt=0), s)  # type: ignore[arg-type]
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: agent.run(handle_signals=False))
-            with anyio.fail_after(30):
-                while not store.list_requests([RequestState.FAILED]):
-                    await anyio.sleep(0.05)
-            agent._done.set()
+        await run_until(agent, store, RequestState.FAILED)
     (row, *_) = store.list_requests([RequestState.FAILED])
     assert "partitions [0] of 1 did not verify" in (row.last_error or "") and row.proof is None
     assert row.attempts == 3

@@ -11,8 +11,9 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _fleet_proc import STALE_AFTER_S
@@ -21,8 +22,7 @@ from agent.fleet import fleet_marks
 from agent.requester import RequestLoopSettings
 from agent.store import TERMINAL_STATES, RequestState, open_store
 from agent.store.postgres import PgStore
-from market.mock import DigestStandInChecker, MarketRules, MockMarket
-from market.mock.pool import ChallengePool
+from market.mock import MockMarket
 from market.wallet import Wallet
 
 PROC = Path(__file__).with_name("_fleet_proc.py")
@@ -40,14 +40,8 @@ def test_fleet_marks_scale_with_the_fleets_capacity() -> None:
 
 
 @pytest.fixture
-def market(challenge_pool: ChallengePool) -> Iterator[MockMarket]:
-    m = MockMarket(
-        checker=DigestStandInChecker(),
-        rules=MarketRules(slot_divisor=1, initial_challenges=3, demand_open=3),
-        challenge_source=challenge_pool.make,
-    ).start()
-    yield m
-    m.stop()
+def market(make_market: Any) -> MockMarket:
+    return make_market(slot_divisor=1, initial_challenges=3, demand_open=3)  # type: ignore[no-any-return]
 
 
 def _start(market: MockMarket, key: str, url: str, delay_s: float, log: Path) -> subprocess.Popen[bytes]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _opsview import AgentThread, Scenario, binary, chromium_run, keep_screenshot, wait_for
+from _opsview import AgentThread, Scenario, binary, binary_or_skip, chromium_run, keep_screenshot, wait_for
 
 from agent.store import RequestState
 
@@ -108,13 +108,7 @@ class Prometheus:
 
 @pytest.fixture
 def prometheus_binary() -> str:
-    path = binary("prometheus")
-    if path is None:
-        pytest.skip(
-            "NO PROMETHEUS: the distribution's `prometheus` binary is not installed (.ci/run installs it: "
-            "apt-get install prometheus)"
-        )
-    return path
+    return binary_or_skip("prometheus", what="the distribution's `prometheus` binary", package="prometheus")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _opsview import AgentThread, Scenario, binary, chromium_run, keep_screenshot, wait_for
+from _opsview import AgentThread, Scenario, binary_or_skip, chromium_run, keep_screenshot, wait_for
 
 from agent.opsview.document import hour_buckets
 from agent.opsview.page import fil
@@ -123,12 +123,9 @@ def _from_store(path: Path, now: float) -> dict[str, Any]:
 
 
 def test_the_page_shows_what_status_and_the_store_hold(challenge_pool: Any, tmp_path: Path) -> None:
-    chromium = binary("chromium", "chromium-browser")
-    if chromium is None:
-        pytest.skip(
-            "NO CHROMIUM: the distribution's `chromium` is not installed (.ci/run installs it: "
-            "apt-get install chromium)"
-        )
+    chromium = binary_or_skip(
+        "chromium", "chromium-browser", what="the distribution's `chromium`", package="chromium"
+    )
     store_path = tmp_path / "agent.db"
     live = (
         AgentThread(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _c1_mutations import add, flip
 
 from porep.c1 import C1Arrays, KeyOrder, SealCommitPhase1Output, parse_c1
 from porep.c1.layout import layout_for
@@ -122,75 +123,61 @@ def _with(arrays: C1Arrays, name: str, mutate: Callable[[np.ndarray], object]) -
     return C1Arrays(arrays.proof_type, fields)
 
 
-def _flip(index: tuple[int, ...], byte: int = 0) -> Callable[[np.ndarray], None]:
-    def f(a: np.ndarray) -> None:
-        a[(*index, byte)] ^= 1
-
-    return f
-
-
-def _add(index: tuple[int, ...], delta: int = 1) -> Callable[[np.ndarray], None]:
-    def f(a: np.ndarray) -> None:
-        a[index] += delta
-
-    return f
-
-
 # (field, mutation, exactly the checks that must fail)
 MUTATIONS: dict[str, tuple[str, Callable[[np.ndarray], None], set[str]]] = {
-    "tree D sibling": ("d.base.hashes", _flip((0, 0, 3, 0)), {"tree_d.path"}),
-    "tree D leaf": ("d.leaf", _flip((0, 1)), {"tree_d.path", "encoding.replica"}),
-    "tree D root": ("d.root", _flip((0, 0)), {"tree_d.path", "tree_d.root"}),
-    "tree D position": ("d.base.index", _add((0, 0, 2)), {"tree_d.index", "tree_d.path"}),
-    "tree R sibling": ("r.base.hashes", _flip((0, 1, 1, 4)), {"tree_r.path"}),
-    "tree R leaf": ("r.leaf", _flip((0, 0)), {"tree_r.path", "encoding.replica"}),
-    "tree R root": ("r.root", _flip((0, 1)), {"tree_r.path", "tree_r.root"}),
-    "tree R position": ("r.base.index", _add((0, 1, 0), -1), {"tree_r.index", "tree_r.path"}),
-    "column sibling": ("col.base.hashes", _flip((0, 0, 9, 1, 2)), {"columns.path"}),
-    "column leaf": ("col.leaf", _flip((0, 1, 4)), {"columns.leaf", "columns.path"}),
-    "column root": ("col.root", _flip((0, 1, 12)), {"columns.path", "columns.root"}),
-    "c_x row": ("col.rows", _flip((0, 0, 0, 1)), {"columns.leaf", "labeling.label", "encoding.key"}),
-    "drg parent row (layer 1)": ("col.rows", _flip((0, 1, 3, 0)), {"columns.leaf", "labeling.parents"}),
+    "tree D sibling": ("d.base.hashes", flip((0, 0, 3, 0)), {"tree_d.path"}),
+    "tree D leaf": ("d.leaf", flip((0, 1)), {"tree_d.path", "encoding.replica"}),
+    "tree D root": ("d.root", flip((0, 0)), {"tree_d.path", "tree_d.root"}),
+    "tree D position": ("d.base.index", add((0, 0, 2)), {"tree_d.index", "tree_d.path"}),
+    "tree R sibling": ("r.base.hashes", flip((0, 1, 1, 4)), {"tree_r.path"}),
+    "tree R leaf": ("r.leaf", flip((0, 0)), {"tree_r.path", "encoding.replica"}),
+    "tree R root": ("r.root", flip((0, 1)), {"tree_r.path", "tree_r.root"}),
+    "tree R position": ("r.base.index", add((0, 1, 0), -1), {"tree_r.index", "tree_r.path"}),
+    "column sibling": ("col.base.hashes", flip((0, 0, 9, 1, 2)), {"columns.path"}),
+    "column leaf": ("col.leaf", flip((0, 1, 4)), {"columns.leaf", "columns.path"}),
+    "column root": ("col.root", flip((0, 1, 12)), {"columns.path", "columns.root"}),
+    "c_x row": ("col.rows", flip((0, 0, 0, 1)), {"columns.leaf", "labeling.label", "encoding.key"}),
+    "drg parent row (layer 1)": ("col.rows", flip((0, 1, 3, 0)), {"columns.leaf", "labeling.parents"}),
     "drg parent row (layer 2)": (
         "col.rows",
-        _flip((0, 1, 3, 1)),
+        flip((0, 1, 3, 1)),
         {"columns.leaf", "labeling.parents", "encoding.parents"},
     ),
     "exp parent row (layer 1)": (
         "col.rows",
-        _flip((0, 0, 10, 0)),
+        flip((0, 0, 10, 0)),
         {"columns.leaf", "labeling.parents", "encoding.parents"},
     ),
-    "exp parent row (layer 2)": ("col.rows", _flip((0, 0, 10, 1)), {"columns.leaf"}),
-    "column node index": ("col.index", _add((0, 0, 5)), {"columns.index", "columns.path_index"}),
-    "column path position": ("col.base.index", _add((0, 1, 8, 1)), {"columns.path_index", "columns.path"}),
+    "exp parent row (layer 2)": ("col.rows", flip((0, 0, 10, 1)), {"columns.leaf"}),
+    "column node index": ("col.index", add((0, 0, 5)), {"columns.index", "columns.path_index"}),
+    "column path position": ("col.base.index", add((0, 1, 8, 1)), {"columns.path_index", "columns.path"}),
     "labeling parent (layer 1)": (
         "lab.parents",
-        _flip((0, 0, 0, 17)),
+        flip((0, 0, 0, 17)),
         {"labeling.parents", "labeling.label"},
     ),
     "labeling parent (layer 2)": (
         "lab.parents",
-        _flip((0, 1, 1, 30)),
+        flip((0, 1, 1, 30)),
         {"labeling.parents", "labeling.label"},
     ),
-    "labeling node": ("lab.node", _add((0, 1, 0)), {"labeling.node", "labeling.label"}),
-    "labeling layer": ("lab.layer_index", _add((0, 0, 1)), {"labeling.layer_index", "labeling.label"}),
+    "labeling node": ("lab.node", add((0, 1, 0)), {"labeling.node", "labeling.label"}),
+    "labeling layer": ("lab.layer_index", add((0, 0, 1)), {"labeling.layer_index", "labeling.label"}),
     "encoding parent": (
         "enc.parents",
-        _flip((0, 0, 36)),
+        flip((0, 0, 36)),
         {"encoding.parents", "encoding.key", "encoding.replica"},
     ),
-    "encoding node": ("enc.node", _add((0, 0)), {"encoding.node", "encoding.key", "encoding.replica"}),
+    "encoding node": ("enc.node", add((0, 0)), {"encoding.node", "encoding.key", "encoding.replica"}),
     "encoding layer": (
         "enc.layer_index",
-        _add((0, 1), -1),
+        add((0, 1), -1),
         {"encoding.layer_index", "encoding.key", "encoding.replica"},
     ),
-    "comm_r": ("comm_r", _flip(()), {"commitments"}),
-    "seed": ("seed", _flip(()), {"challenges"}),
-    "ticket": ("ticket", _flip(()), {"header.replica_id"}),
-    "comm_d": ("comm_d", _flip(()), {"header.replica_id", "tree_d.root"}),
+    "comm_r": ("comm_r", flip(()), {"commitments"}),
+    "seed": ("seed", flip(()), {"challenges"}),
+    "ticket": ("ticket", flip(()), {"header.replica_id"}),
+    "comm_d": ("comm_d", flip(()), {"header.replica_id", "tree_d.root"}),
 }
 
 
@@ -208,7 +195,7 @@ def test_mutation_is_rejected_for_the_right_reason(
 
 
 def test_replica_id_mutation(wp_sector: SealedSector, wp_c1: SealCommitPhase1Output) -> None:
-    bad = _with(wp_c1.arrays, "replica_id", _flip((), 5))
+    bad = _with(wp_c1.arrays, "replica_id", flip((), 5))
     failed = _verify(bad, wp_sector)
     assert {"header.replica_id", "challenges", "labeling.label", "encoding.key"} <= failed
 
@@ -242,10 +229,10 @@ def test_every_field_mutation_is_rejected(wp_sector: SealedSector, wp_c1: SealCo
             arr = wp_c1.arrays[name]
             if name in layout.byte_fields:
                 idx = tuple(int(rng.integers(0, s)) for s in arr.shape[:-1])
-                bad = _with(wp_c1.arrays, name, _flip(idx, int(rng.integers(0, 31))))
+                bad = _with(wp_c1.arrays, name, flip(idx, int(rng.integers(0, 31))))
             else:
                 idx = tuple(int(rng.integers(0, s)) for s in arr.shape)
-                bad = _with(wp_c1.arrays, name, _add(idx))
+                bad = _with(wp_c1.arrays, name, add(idx))
             failed = _verify(bad, wp_sector)
             assert failed, f"mutation of {name}{list(idx)} was not detected"
             assert failed <= set(CHECKS)
@@ -257,12 +244,12 @@ def test_partition_errors_are_named() -> None:
         "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep", prover_id(5), 1, bytes(32), piece=b"x" * 2032
     )
     arrays = make_c1_arrays(sector, bytes(32))
-    bad = _with(arrays, "col.base.hashes", _flip((7, 1, 3, 0, 2)))
+    bad = _with(arrays, "col.base.hashes", flip((7, 1, 3, 0, 2)))
     report = verify_c1(bad, prover_id=prover_id(5), sector=1)
     assert [(f.check, f.partition, f.challenge) for f in report.failures] == [("columns.path", 7, 1)]
     text = str(report.failures[0])
     assert text.startswith("partition 7, challenge 1 (node ") and "drg_parents[2]" in text
-    bad_r = _with(arrays, "r.root", _flip((4, 0)))
+    bad_r = _with(arrays, "r.root", flip((4, 0)))
     failed = {(f.check, f.partition) for f in verify_c1(bad_r, prover_id=prover_id(5), sector=1).failures}
     assert ("commitments", 4) in failed  # proofs[0] of partition 4 carries a wrong comm_r_last
 

@@ -173,3 +173,54 @@ async def running_engine(
     finally:
         await channel.close()
         await server.stop(0)
+
+
+async def assert_refused_in_one_line(
+    stub: Any, prover: AdmittedProver, cases: list[tuple[str, Any, str]]
+) -> None:
+    """Each ``(what, request, says)`` FAILS through ``Prove`` with one short line containing ``says`` and no
+    proof, and none of them loaded anything (refused before any proving)."""
+    for what, req, says in cases:
+        r = (await stub.Prove(pb.ProveRequest(submit=req), timeout=60)).result
+        assert r.status == pb.AwaitProofResponse.FAILED, what
+        assert says in r.error_message and "\n" not in r.error_message, (what, r.error_message)
+        assert r.proof == b"" and len(r.error_message) <= 500
+    assert prover.pipeline.loaded_shapes() == []  # every one refused before any proving
+
+
+def assert_checks_outside(verifier: Any, work: Work, proof: bytes) -> None:
+    """``proof`` verifies outside the engine (``verifier``: the ``.vk`` files) and a flipped byte does not."""
+    assert verifier.verify(work, proof).ok
+    bad = bytearray(proof)
+    bad[100] ^= 1
+    assert not verifier.verify(work, bytes(bad)).ok
+
+
+@asynccontextmanager
+async def engine_serve(settings: Any, ready_timeout_s: float) -> AsyncIterator[tuple[Any, str, float]]:
+    """(a ProvingEngine stub, the target, the warm-up seconds) of the engine the composition root builds from
+    ``settings`` as ``psagent engine serve`` does, warmed up and serving; stopped on exit."""
+    import grpc
+
+    from agent import runtime
+    from agent.cuzk import proving_pb2_grpc as pb_grpc
+    from agent.cuzk.server import MAX_MESSAGE_BYTES, serve
+    from agent.sdnotify import Notifier
+
+    prover = runtime.cuzk_prover(settings)
+    server = runtime.cuzk_server(settings, prover, runtime.cuzk_listen(settings))
+    stop = asyncio.Event()
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    t0 = time.perf_counter()
+    serving = asyncio.ensure_future(
+        serve(server, warm_up=prover.warm_up, stop=stop, ready=ready.set_result, notifier=Notifier(""))
+    )
+    target = await asyncio.wait_for(ready, ready_timeout_s)
+    warm = time.perf_counter() - t0
+    try:
+        options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+        async with grpc.aio.insecure_channel(target, options=options) as channel:
+            yield pb_grpc.ProvingEngineStub(channel), target, warm
+    finally:
+        stop.set()
+        await serving

@@ -8,7 +8,6 @@ minutes the first time)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _engine import porep_message, snap_message
+from _engine import assert_checks_outside, engine_serve, porep_message, snap_message
 
 from agent.cuzk import proving_pb2 as pb
 from agent.proving.work import Work
@@ -31,15 +30,9 @@ pytestmark = [
 
 @pytest.mark.timeout(5400)
 async def test_real_2kib_porep_and_snap_through_prove(mixed_pool: Any, tmp_path: Path) -> None:
-    import grpc
-
-    from agent import runtime
     from agent.config import Settings, cache_dir
-    from agent.cuzk import proving_pb2_grpc as pb_grpc
-    from agent.cuzk.server import MAX_MESSAGE_BYTES, serve
     from agent.proving.parameters import ensure_dev_params
     from agent.proving.verifier import HostVerifier
-    from agent.sdnotify import Notifier
     from porep.prooftypes import proof_type
     from porep.snap.params import for_sector_size
 
@@ -53,46 +46,27 @@ async def test_real_2kib_porep_and_snap_through_prove(mixed_pool: Any, tmp_path:
             prover={"backend": "cpu", "params_dir": str(params_dir)},
             engine={"listen": listen, "preload": ["porep-2k", "snap-2k"]},
         )
-        prover = runtime.cuzk_prover(settings)
-        server = runtime.cuzk_server(settings, prover, runtime.cuzk_listen(settings))
-        stop = asyncio.Event()
-        ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        t0 = time.perf_counter()
-        serving = asyncio.ensure_future(
-            serve(server, warm_up=prover.warm_up, stop=stop, ready=ready.set_result, notifier=Notifier(""))
-        )
-        target = await asyncio.wait_for(ready, 3600)
-        warm = time.perf_counter() - t0
-        try:
-            options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
-            async with grpc.aio.insecure_channel(target, options=options) as channel:
-                stub = pb_grpc.ProvingEngineStub(channel)
-                verifier = HostVerifier(params_dir)  # reads the .vk files: not the engine's keys in memory
-                for raw, msg in (
-                    (p := mixed_pool.make_porep(), porep_message(p, "porep-1000-1")),
-                    (s := mixed_pool.make_snap(), snap_message(s, "ps-snap-1000-2-1")),
-                ):
-                    t1 = time.perf_counter()
-                    r = (await stub.Prove(pb.ProveRequest(submit=msg), timeout=1800)).result
-                    wall = time.perf_counter() - t1
-                    assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
-                    work = Work.from_bytes(raw)
-                    assert len(r.proof) == 192 * work.partitions
-                    assert verifier.verify(work, r.proof).ok
-                    bad = bytearray(r.proof)
-                    bad[100] ^= 1
-                    assert not verifier.verify(work, bytes(bad)).ok
-                    assert r.synthesis_ms > 0 and r.gpu_compute_ms > 0 and r.total_ms >= r.synthesis_ms
-                    lines.append(
-                        f"{target.split(':')[0]} {work.kind.value}: {wall:.1f} s wall; "
-                        f"queue {r.queue_wait_ms} ms, synthesis {r.synthesis_ms} ms, "
-                        f"groth16 {r.gpu_compute_ms} ms, total {r.total_ms} ms "
-                        f"(warm-up {warm:.1f} s)"
-                    )
-                status = await stub.GetStatus(pb.GetStatusRequest())
-                assert status.total_proofs_completed == 2 and status.total_proofs_failed == 0
-                assert sorted(s.circuit_id for s in status.loaded_srs) == ["porep-2k", "snap-2k"]
-        finally:
-            stop.set()
-            await serving
+        async with engine_serve(settings, 3600) as (stub, target, warm):
+            verifier = HostVerifier(params_dir)  # reads the .vk files: not the engine's keys in memory
+            for raw, msg in (
+                (p := mixed_pool.make_porep(), porep_message(p, "porep-1000-1")),
+                (s := mixed_pool.make_snap(), snap_message(s, "ps-snap-1000-2-1")),
+            ):
+                t1 = time.perf_counter()
+                r = (await stub.Prove(pb.ProveRequest(submit=msg), timeout=1800)).result
+                wall = time.perf_counter() - t1
+                assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
+                work = Work.from_bytes(raw)
+                assert len(r.proof) == 192 * work.partitions
+                assert_checks_outside(verifier, work, r.proof)
+                assert r.synthesis_ms > 0 and r.gpu_compute_ms > 0 and r.total_ms >= r.synthesis_ms
+                lines.append(
+                    f"{target.split(':')[0]} {work.kind.value}: {wall:.1f} s wall; "
+                    f"queue {r.queue_wait_ms} ms, synthesis {r.synthesis_ms} ms, "
+                    f"groth16 {r.gpu_compute_ms} ms, total {r.total_ms} ms "
+                    f"(warm-up {warm:.1f} s)"
+                )
+            status = await stub.GetStatus(pb.GetStatusRequest())
+            assert status.total_proofs_completed == 2 and status.total_proofs_failed == 0
+            assert sorted(s.circuit_id for s in status.loaded_srs) == ["porep-2k", "snap-2k"]
     print("\n" + "\n".join(lines))

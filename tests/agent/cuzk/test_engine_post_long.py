@@ -8,13 +8,13 @@ byte is refused; a request with a changed randomness FAILS before any proving.""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from pathlib import Path
 
 import anyio
 import pytest
+from _engine import assert_checks_outside, engine_serve
 from _engine_post import RANDOMNESS, replicas, window_message, winning_message
 
 from agent.cuzk import proving_pb2 as pb
@@ -30,15 +30,9 @@ pytestmark = [
 
 @pytest.mark.timeout(3600)
 async def test_real_2kib_winning_and_window_post_through_prove(fixtures_dir: Path, tmp_path: Path) -> None:
-    import grpc
-
-    from agent import runtime
     from agent.config import Settings, cache_dir
-    from agent.cuzk import proving_pb2_grpc as pb_grpc
-    from agent.cuzk.server import MAX_MESSAGE_BYTES, serve
     from agent.proving.parameters import ensure_dev_params
     from agent.proving.verifier import HostVerifier
-    from agent.sdnotify import Notifier
 
     params_dir = cache_dir() / "params-dev"
     for pid in (0, 10):
@@ -49,51 +43,32 @@ async def test_real_2kib_winning_and_window_post_through_prove(fixtures_dir: Pat
         prover={"backend": "cpu", "params_dir": str(params_dir)},
         engine={"listen": f"unix://{tmp_path}/engine.sock", "preload": ["winning-2k", "wpost-2k"]},
     )
-    prover = runtime.cuzk_prover(settings)
-    server = runtime.cuzk_server(settings, prover, runtime.cuzk_listen(settings))
-    stop = asyncio.Event()
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    t0 = time.perf_counter()
-    serving = asyncio.ensure_future(
-        serve(server, warm_up=prover.warm_up, stop=stop, ready=ready.set_result, notifier=Notifier(""))
-    )
-    target = await asyncio.wait_for(ready, 1800)
-    warm = time.perf_counter() - t0
     lines: list[str] = []
-    try:
-        options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
-        async with grpc.aio.insecure_channel(target, options=options) as channel:
-            stub = pb_grpc.ProvingEngineStub(channel)
-            verifier = HostVerifier(params_dir)  # reads the .vk files: not the engine's keys in memory
-            win = post_request(post_proof_type(0), RANDOMNESS, [s255])
-            wwork = Work.from_post(0, RANDOMNESS, win, winning=True)
-            requests = [("winning", winning_message(win), wwork)]
-            requests.append(("winning again (warm)", winning_message(win), wwork))
-            for registered, partition in ((10, 0), (5, 3)):
-                wd = post_request(post_proof_type(registered), RANDOMNESS, venus, partition)
-                work = Work.from_post(registered, RANDOMNESS, wd, partition_index=partition, winning=False)
-                msg = window_message(wd, partition, registered)
-                requests.append((f"window {registered}/{partition}", msg, work))
-            for what, msg, work in requests:
-                t1 = time.perf_counter()
-                r = (await stub.Prove(pb.ProveRequest(submit=msg), timeout=1200)).result
-                wall = time.perf_counter() - t1
-                assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
-                assert len(r.proof) == 192
-                assert verifier.verify(work, r.proof).ok
-                bad = bytearray(r.proof)
-                bad[100] ^= 1
-                assert not verifier.verify(work, bytes(bad)).ok
-                lines.append(f"{what}: {wall:.2f} s wall; queue {r.queue_wait_ms} ms, synthesis "
-                             f"{r.synthesis_ms} ms, groth16 {r.gpu_compute_ms} ms, total {r.total_ms} ms")
-            changed = bytes([RANDOMNESS[0] ^ 1]) + RANDOMNESS[1:]
-            r = (await stub.Prove(pb.ProveRequest(submit=winning_message(win, randomness=changed)),
-                                  timeout=60)).result
-            assert r.status == pb.AwaitProofResponse.FAILED and "tree_r.index" in r.error_message
-            status = await stub.GetStatus(pb.GetStatusRequest())
-            assert (status.total_proofs_completed, status.total_proofs_failed) == (4, 1)
-            assert sorted(s.circuit_id for s in status.loaded_srs) == ["winning-2k", "wpost-2k"]
-    finally:
-        stop.set()
-        await serving
+    async with engine_serve(settings, 1800) as (stub, _, warm):
+        verifier = HostVerifier(params_dir)  # reads the .vk files: not the engine's keys in memory
+        win = post_request(post_proof_type(0), RANDOMNESS, [s255])
+        wwork = Work.from_post(0, RANDOMNESS, win, winning=True)
+        requests = [("winning", winning_message(win), wwork)]
+        requests.append(("winning again (warm)", winning_message(win), wwork))
+        for registered, partition in ((10, 0), (5, 3)):
+            wd = post_request(post_proof_type(registered), RANDOMNESS, venus, partition)
+            work = Work.from_post(registered, RANDOMNESS, wd, partition_index=partition, winning=False)
+            msg = window_message(wd, partition, registered)
+            requests.append((f"window {registered}/{partition}", msg, work))
+        for what, msg, work in requests:
+            t1 = time.perf_counter()
+            r = (await stub.Prove(pb.ProveRequest(submit=msg), timeout=1200)).result
+            wall = time.perf_counter() - t1
+            assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
+            assert len(r.proof) == 192
+            assert_checks_outside(verifier, work, r.proof)
+            lines.append(f"{what}: {wall:.2f} s wall; queue {r.queue_wait_ms} ms, synthesis "
+                         f"{r.synthesis_ms} ms, groth16 {r.gpu_compute_ms} ms, total {r.total_ms} ms")
+        changed = bytes([RANDOMNESS[0] ^ 1]) + RANDOMNESS[1:]
+        r = (await stub.Prove(pb.ProveRequest(submit=winning_message(win, randomness=changed)),
+                              timeout=60)).result
+        assert r.status == pb.AwaitProofResponse.FAILED and "tree_r.index" in r.error_message
+        status = await stub.GetStatus(pb.GetStatusRequest())
+        assert (status.total_proofs_completed, status.total_proofs_failed) == (4, 1)
+        assert sorted(s.circuit_id for s in status.loaded_srs) == ["winning-2k", "wpost-2k"]
     print(f"\nwarm-up {warm:.1f} s\n" + "\n".join(lines))

@@ -95,6 +95,13 @@ def post_req(tag: int, rid: str, kind: int = pb.WINNING_POST, **over: Any) -> pb
     return pb.SubmitProofRequest(request_id=rid, proof_kind=kind, vanilla_proofs=[bytes([tag]) * 8], **over)
 
 
+async def porep_a_proving(stub: Any, engine: Recorder) -> Any:
+    """PoRep A (tag 1, ``porep-1000-1``) submitted and its partition 0 started; its SubmitProof answer."""
+    a = await stub.SubmitProof(porep_req(1, "porep-1000-1"))
+    await until(lambda: ("start", 1, 0) in engine.events)
+    return a
+
+
 def _at(events: list[tuple[str, int, int]], what: tuple[str, int, int]) -> int:
     return events.index(what)
 
@@ -117,8 +124,7 @@ async def test_winning_post_behind_queued_porep_starts_at_the_next_partition_bou
     engine.hold[(1, 1)] = release = threading.Event()
     async with running_engine(prover, "127.0.0.1:0", check=check) as (svc, stub, _):
         turns = svc.jobs.scheduler.turns[-1]  # the CPU slot's
-        a = await stub.SubmitProof(porep_req(1, "porep-1000-1"))
-        await until(lambda: ("start", 1, 0) in engine.events)
+        a = await porep_a_proving(stub, engine)
         b = await stub.SubmitProof(porep_req(2, "porep-1000-2"))
         await until(lambda: bool(svc.jobs.scheduler.order()))  # B checked and queued
         await until(lambda: ("start", 1, 1) in engine.events)  # A's partition 1 in flight (held)
@@ -153,8 +159,7 @@ async def test_window_and_winning_post_go_before_queued_porep(tmp_path: Path) ->
     engine.hold[(1, 0)] = release = threading.Event()
     async with running_engine(prover, "127.0.0.1:0", check=check) as (svc, stub, _):
         turns = svc.jobs.scheduler.turns[-1]
-        a = await stub.SubmitProof(porep_req(1, "porep-1000-1"))
-        await until(lambda: ("start", 1, 0) in engine.events)
+        a = await porep_a_proving(stub, engine)
         b = await stub.SubmitProof(porep_req(2, "porep-1000-2"))
         await until(lambda: bool(svc.jobs.scheduler.order()))
         x = await stub.SubmitProof(post_req(4, "wdpost-1000-0-[1 2]", kind=pb.WINDOW_POST_PARTITION))
@@ -180,8 +185,7 @@ async def test_window_and_winning_post_go_before_queued_porep(tmp_path: Path) ->
 async def test_a_queued_post_can_be_cancelled(tmp_path: Path) -> None:
     prover, check, engine = priority_prover(tmp_path / "p", porep_partitions=3)
     async with running_engine(prover, "127.0.0.1:0", check=check) as (svc, stub, _):
-        a = await stub.SubmitProof(porep_req(1, "porep-1000-1"))
-        await until(lambda: ("start", 1, 0) in engine.events)
+        a = await porep_a_proving(stub, engine)
         x = await stub.SubmitProof(post_req(4, "wdpost-1000-0-[1]", kind=pb.WINDOW_POST_PARTITION))
         cancelled = await stub.CancelProof(pb.CancelProofRequest(job_id=x.job_id))
         r = await stub.AwaitProof(pb.AwaitProofRequest(job_id=x.job_id))
@@ -234,8 +238,7 @@ async def test_a_borrower_never_runs_beside_its_lender_on_one_device(tmp_path: P
     """Many WinningPoSts against one long PoRep: each takes its turn between A's partitions, one at a time."""
     prover, check, engine = priority_prover(tmp_path / "p", porep_partitions=3)
     async with running_engine(prover, "127.0.0.1:0", check=check) as (_, stub, _):
-        a = await stub.SubmitProof(porep_req(1, "porep-1000-1"))
-        await until(lambda: ("start", 1, 0) in engine.events)
+        a = await porep_a_proving(stub, engine)
         posts = await asyncio.gather(*(stub.SubmitProof(post_req(10 + i, f"winpost-{i}")) for i in range(3)))
         for sub in (a, *posts):
             assert (await stub.AwaitProof(pb.AwaitProofRequest(job_id=sub.job_id))).status == COMPLETED

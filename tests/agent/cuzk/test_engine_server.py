@@ -14,7 +14,15 @@ from typing import Any
 import grpc
 import pytest
 from _doubles import ReferenceEngine  # tests/agent is on sys.path
-from _engine import porep_message, running_engine, snap_message, toy_job_prover, toy_prover, until
+from _engine import (
+    assert_refused_in_one_line,
+    porep_message,
+    running_engine,
+    snap_message,
+    toy_job_prover,
+    toy_prover,
+    until,
+)
 
 from agent.cuzk import proving_pb2 as pb
 from agent.proving.work import Work, WorkKind
@@ -116,12 +124,7 @@ async def test_malformed_payloads_fail_with_one_line_and_the_engine_serves_on(
     porep, snap = mixed_pool.make_porep(), mixed_pool.make_snap()
     cases = _malformed(porep, snap)
     async with running_engine(prover, f"unix://{tmp_path}/e.sock") as (_, stub, _):
-        for what, req, says in cases:
-            r = (await stub.Prove(pb.ProveRequest(submit=req), timeout=60)).result
-            assert r.status == FAILED, what
-            assert says in r.error_message and "\n" not in r.error_message, (what, r.error_message)
-            assert r.proof == b"" and len(r.error_message) <= 500
-        assert prover.pipeline.loaded_shapes() == []  # every one refused before any proving
+        await assert_refused_in_one_line(stub, prover, cases)
         ok = (await stub.Prove(pb.ProveRequest(submit=porep_message(porep)), timeout=60)).result
         assert ok.status == COMPLETED, ok.error_message
         status = await stub.GetStatus(pb.GetStatusRequest())

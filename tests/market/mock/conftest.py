@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
-from market.mock import DigestStandInChecker, MarketRules, MockMarket
+from market.mock import MockMarket
 from market.mock.pool import ChallengePool
 from market.wallet import Wallet
 
@@ -30,27 +28,6 @@ def wallet() -> Wallet:
 
 
 MakeMarket = Callable[..., MockMarket]
-
-
-@pytest.fixture
-def make_market(challenge_pool: ChallengePool) -> Iterator[MakeMarket]:
-    """Start mock markets with the given rules (keyword arguments of MarketRules, plus state_path); every
-    market started is stopped at teardown."""
-    started: list[MockMarket] = []
-
-    def make(*, state_path: Path | None = None, **rules: Any) -> MockMarket:
-        m = MockMarket(
-            checker=DigestStandInChecker(),
-            rules=MarketRules(**rules),
-            state_path=state_path,
-            challenge_source=challenge_pool.make,
-        ).start()
-        started.append(m)
-        return m
-
-    yield make
-    for m in started:
-        m.stop()
 
 
 @pytest.fixture

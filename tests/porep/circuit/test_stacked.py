@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from _c1_mutations import add, flip
+from _host_memory import available_gib
 from circuit_c1 import PROVER, SECTOR, TICKET, Synthesised, long_only
 
 from porep.c1 import C1Arrays, SealCommitPhase1Output
@@ -107,20 +109,12 @@ def test_partition_stats_equal_the_full_synthesis(synth_2kib: Synthesised) -> No
     assert (s.a_aux, s.b_input, s.b_aux) == (int(d.a_aux.sum()), int(d.b_input.sum()), int(d.b_aux.sum()))
 
 
-def _available_gib() -> float:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / 2**20
-    return 0.0
-
-
 @long_only
 def test_32gib_partition_shape_is_cuzks_pce() -> None:
     """cuzk's measured PCE of a 32GiB partition (cuzk.md §1.6). Its nnz A counts the 328 input rows' A
     entries; ours are the circuit rows', so A differs by exactly num_inputs."""
-    if _available_gib() < 4:
-        pytest.skip(f"needs ~3 GiB free for one 32GiB challenge, {_available_gib():.1f} GiB available")
+    if available_gib() < 4:
+        pytest.skip(f"needs ~3 GiB free for one 32GiB challenge, {available_gib():.1f} GiB available")
     s = partition_stats(CircuitShape.for_proof_type(proof_type("StackedDrg32GiBV1_1")))
     assert (s.num_inputs, s.num_aux, s.num_constraints_total) == (328, 130_169_893, 130_278_869)
     assert (s.a_aux, s.b_aux, s.b_input) == (129_753_292, 33_112_281, 1)
@@ -130,20 +124,6 @@ def test_32gib_partition_shape_is_cuzks_pce() -> None:
 # ------------------------------------------------------------------------------------------------ mutations
 
 
-def _flip(index: tuple[int, ...], byte: int = 0) -> Callable[[np.ndarray], None]:
-    def f(a: np.ndarray) -> None:
-        a[(*index, byte)] ^= 1
-
-    return f
-
-
-def _add(index: tuple[int, ...], delta: int = 1) -> Callable[[np.ndarray], None]:
-    def f(a: np.ndarray) -> None:
-        a[index] += delta
-
-    return f
-
-
 # The sealing issue's C1 mutations (tests/porep/test_vanilla.py); column k of a challenge is c_x (0),
 # DRG parent k-1 (1..6) or expander parent k-7 (7..14). "row": the witness fails a constraint in the
 # named namespace. "ignored": the circuit does not read the field (C2 in Rust does not either; the strict
@@ -151,39 +131,39 @@ def _add(index: tuple[int, ...], delta: int = 1) -> Callable[[np.ndarray], None]
 # identical but the verifier's public inputs differ from the circuit's, so no proof can verify.
 ROW, IGNORED, INPUTS = "row", "ignored", "inputs"
 MUTATIONS: dict[str, tuple[str, Callable[[np.ndarray], None], str, str]] = {
-    "tree D sibling": ("d.base.hashes", _flip((0, 0, 3, 0)), ROW, "challenge_0/comm_d_inclusion/enforce_"),
-    "tree D leaf": ("d.leaf", _flip((0, 1)), ROW, "challenge_1/comm_d_inclusion/enforce_root"),
-    "tree D root": ("d.root", _flip((0, 0)), IGNORED, "comm_d comes from the C1 header"),
-    "tree D position": ("d.base.index", _add((0, 0, 2)), ROW, "challenge_0/comm_d_inclusion/enforce_root"),
+    "tree D sibling": ("d.base.hashes", flip((0, 0, 3, 0)), ROW, "challenge_0/comm_d_inclusion/enforce_"),
+    "tree D leaf": ("d.leaf", flip((0, 1)), ROW, "challenge_1/comm_d_inclusion/enforce_root"),
+    "tree D root": ("d.root", flip((0, 0)), IGNORED, "comm_d comes from the C1 header"),
+    "tree D position": ("d.base.index", add((0, 0, 2)), ROW, "challenge_0/comm_d_inclusion/enforce_root"),
     "tree R sibling": (
-        "r.base.hashes", _flip((0, 1, 1, 4)), ROW, "challenge_1/comm_r_last_data_inclusion/enforce_root"
+        "r.base.hashes", flip((0, 1, 1, 4)), ROW, "challenge_1/comm_r_last_data_inclusion/enforce_root"
     ),
-    "tree R leaf": ("r.leaf", _flip((0, 0)), IGNORED, "the circuit computes the replica node"),
-    "tree R root": ("r.root", _flip((0, 1)), IGNORED, "comm_r_last is proof 0's root"),
+    "tree R leaf": ("r.leaf", flip((0, 0)), IGNORED, "the circuit computes the replica node"),
+    "tree R root": ("r.root", flip((0, 1)), IGNORED, "comm_r_last is proof 0's root"),
     "tree R position": (
-        "r.base.index", _add((0, 1, 0), -1), ROW, "challenge_1/comm_r_last_data_inclusion/enforce_root"
+        "r.base.index", add((0, 1, 0), -1), ROW, "challenge_1/comm_r_last_data_inclusion/enforce_root"
     ),
-    "column sibling": ("col.base.hashes", _flip((0, 0, 9, 1, 2)), ROW, "challenge_0/exp_parent_2_inclusion"),
-    "column leaf": ("col.leaf", _flip((0, 1, 4)), IGNORED, "the circuit hashes the column itself"),
-    "column root": ("col.root", _flip((0, 1, 12)), IGNORED, "comm_c is proof 0's c_x root"),
-    "c_x row": ("col.rows", _flip((0, 0, 0, 1)), IGNORED, "the circuit computes the challenged labels"),
-    "drg parent row (layer 1)": ("col.rows", _flip((0, 1, 3, 0)), ROW, "challenge_1/drg_parent_2_inclusion"),
-    "drg parent row (layer 2)": ("col.rows", _flip((0, 1, 3, 1)), ROW, "challenge_1/drg_parent_2_inclusion"),
-    "exp parent row (layer 1)": ("col.rows", _flip((0, 0, 10, 0)), ROW, "challenge_0/exp_parent_3_inclusion"),
-    "exp parent row (layer 2)": ("col.rows", _flip((0, 0, 10, 1)), ROW, "challenge_0/exp_parent_3_inclusion"),
-    "column node index": ("col.index", _add((0, 0, 5)), IGNORED, "indices come from the paths"),
-    "column path position": ("col.base.index", _add((0, 1, 8, 1)), ROW, "challenge_1/exp_parent_1_inclusion"),
-    "labeling parent (layer 1)": ("lab.parents", _flip((0, 0, 0, 17)), IGNORED, "parents come from columns"),
-    "labeling parent (layer 2)": ("lab.parents", _flip((0, 1, 1, 30)), IGNORED, "parents come from columns"),
-    "labeling node": ("lab.node", _add((0, 1, 0)), ROW, "challenge_1/comm_r_last_data_inclusion/enforce"),
-    "labeling layer": ("lab.layer_index", _add((0, 0, 1)), IGNORED, "layers are constants of the circuit"),
-    "encoding parent": ("enc.parents", _flip((0, 0, 36)), IGNORED, "the key is the computed last label"),
-    "encoding node": ("enc.node", _add((0, 0)), IGNORED, "the challenge is labeling proof 0's node"),
-    "encoding layer": ("enc.layer_index", _add((0, 1), -1), IGNORED, "layers are constants of the circuit"),
-    "comm_r": ("comm_r", _flip(()), ROW, "enforce comm_r = H(comm_c || comm_r_last)"),
-    "seed": ("seed", _flip(()), INPUTS, "challenges"),
-    "ticket": ("ticket", _flip(()), INPUTS, "replica_id"),
-    "comm_d": ("comm_d", _flip(()), ROW, "challenge_0/comm_d_inclusion/enforce_root"),
+    "column sibling": ("col.base.hashes", flip((0, 0, 9, 1, 2)), ROW, "challenge_0/exp_parent_2_inclusion"),
+    "column leaf": ("col.leaf", flip((0, 1, 4)), IGNORED, "the circuit hashes the column itself"),
+    "column root": ("col.root", flip((0, 1, 12)), IGNORED, "comm_c is proof 0's c_x root"),
+    "c_x row": ("col.rows", flip((0, 0, 0, 1)), IGNORED, "the circuit computes the challenged labels"),
+    "drg parent row (layer 1)": ("col.rows", flip((0, 1, 3, 0)), ROW, "challenge_1/drg_parent_2_inclusion"),
+    "drg parent row (layer 2)": ("col.rows", flip((0, 1, 3, 1)), ROW, "challenge_1/drg_parent_2_inclusion"),
+    "exp parent row (layer 1)": ("col.rows", flip((0, 0, 10, 0)), ROW, "challenge_0/exp_parent_3_inclusion"),
+    "exp parent row (layer 2)": ("col.rows", flip((0, 0, 10, 1)), ROW, "challenge_0/exp_parent_3_inclusion"),
+    "column node index": ("col.index", add((0, 0, 5)), IGNORED, "indices come from the paths"),
+    "column path position": ("col.base.index", add((0, 1, 8, 1)), ROW, "challenge_1/exp_parent_1_inclusion"),
+    "labeling parent (layer 1)": ("lab.parents", flip((0, 0, 0, 17)), IGNORED, "parents come from columns"),
+    "labeling parent (layer 2)": ("lab.parents", flip((0, 1, 1, 30)), IGNORED, "parents come from columns"),
+    "labeling node": ("lab.node", add((0, 1, 0)), ROW, "challenge_1/comm_r_last_data_inclusion/enforce"),
+    "labeling layer": ("lab.layer_index", add((0, 0, 1)), IGNORED, "layers are constants of the circuit"),
+    "encoding parent": ("enc.parents", flip((0, 0, 36)), IGNORED, "the key is the computed last label"),
+    "encoding node": ("enc.node", add((0, 0)), IGNORED, "the challenge is labeling proof 0's node"),
+    "encoding layer": ("enc.layer_index", add((0, 1), -1), IGNORED, "layers are constants of the circuit"),
+    "comm_r": ("comm_r", flip(()), ROW, "enforce comm_r = H(comm_c || comm_r_last)"),
+    "seed": ("seed", flip(()), INPUTS, "challenges"),
+    "ticket": ("ticket", flip(()), INPUTS, "replica_id"),
+    "comm_d": ("comm_d", flip(()), ROW, "challenge_0/comm_d_inclusion/enforce_root"),
 }
 IN_CI = {"drg parent row (layer 1)", "c_x row", "seed"}
 

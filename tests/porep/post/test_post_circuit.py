@@ -13,13 +13,13 @@ from porep.post.circuit import PoStShape, circuit_sectors, synthesize_request
 from porep.post.params import post_proof_type
 from porep.post.partition import PoStCircuit, post_assignment, post_public_inputs, post_r1cs
 from porep.post.vanilla import SealedReplica, post_request
-from porep.post.verify import CheckedPoSt, check_request
+from porep.post.verify import CheckedPoSt, check_post
 from porep.post.witness import layout
 
 
 def _checked(pid: int, sectors: list[SealedReplica], k: int = 0) -> CheckedPoSt:
     pt = post_proof_type(pid)
-    return check_request(pt, RANDOMNESS, post_request(pt, RANDOMNESS, sectors, k), partition_index=k)
+    return check_post(pt, RANDOMNESS, post_request(pt, RANDOMNESS, sectors, k), partition_index=k).checked()
 
 
 def _same_r1cs(tiled: object, direct: object) -> bool:

@@ -12,15 +12,15 @@ from porep.post.challenges import sector_leaf_challenges
 from porep.post.params import PoStKind, post_proof_type
 from porep.post.proof import decode_sector_proof
 from porep.post.vanilla import SealedReplica, post_request
-from porep.post.verify import CHECKS, PoStProofError, check_post, check_request
+from porep.post.verify import CHECKS, PoStProofError, check_post
 
 
 def test_golden_passes(golden: Golden) -> None:
     assert golden.proof_type == 8  # StackedDrgWindow32GiBV1
-    checked = check_request(
+    checked = check_post(
         golden.proof_type, golden.randomness, [golden.vproof], kind=PoStKind.WINDOW,
         expected=[(golden.sector, golden.comm_r)],
-    )
+    ).checked()
     (p,) = checked.proofs
     assert checked.challenges[0] == tuple(mp.path_index((8, 8)) for mp in p.sectors[0].inclusion_proofs)
     # the first sector of a partition has the same challenges under both API versions
@@ -41,7 +41,7 @@ def test_changed_randomness_is_refused(golden: Golden) -> None:
     assert _checks(r) == {"tree_r.index"} and len(r.failures) == 10
     want = r"tree_r.index: sector 1 \(vanilla proof 0\): the path proves leaf"
     with pytest.raises(PoStProofError, match=want):
-        check_request(8, bytes([1]) + bytes(31), [golden.vproof])
+        check_post(8, bytes([1]) + bytes(31), [golden.vproof]).checked()
 
 
 def test_flipped_merkle_node_is_refused(golden: Golden) -> None:

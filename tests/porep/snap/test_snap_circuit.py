@@ -6,10 +6,11 @@ synthesis-time assertion (Rust's ``assert!``s)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import numpy as np
 import pytest
+from _host_memory import available_gib
+from _snap_cases import HEADER_ASSERTIONS, Synth, long_only, random_update
 from xorshift import XorShift
 
 from gpu.groth16.r1cs import R1CS
@@ -32,12 +33,6 @@ from porep.snap.partition import update_assignment, update_public_inputs
 from porep.snap.proof import PartitionProof, PathElement, decode_partition_proof
 from porep.snap.update import update
 
-LONG = bool(os.environ.get("PSAGENT_SNAP_LONG"))
-long_only = pytest.mark.skipif(not LONG, reason="long: set PSAGENT_SNAP_LONG=1 (make test-snap-long)")
-
-Synth = tuple[ConstraintSystem, R1CS]
-
-
 # ------------------------------------------------------------------------------------------------ counts
 
 # Rust storage-proofs-update tests/circuit.rs (TestConstraintSystem / BenchCS num_constraints): the
@@ -54,20 +49,12 @@ def test_published_counts_of_small_test_sizes(nodes: int) -> None:
     assert (s.num_constraints, s.num_inputs) == (PUBLISHED[nodes], 5)
 
 
-def _available_gib() -> float:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / 2**20
-    return 0.0
-
-
 @pytest.mark.slow
 def test_32gib_count_without_materialising() -> None:
     """81,049,499 per partition (Rust's ignored BenchCS test), from the header + one challenge × 86
     (~30 s of CPU and 2.0 GB peak RSS on the 2-core machine: the 128-leaf apex tree is 5.9 M rows)."""
-    if _available_gib() < 3:
-        pytest.skip(f"needs ~2 GiB free for the 32GiB header, {_available_gib():.1f} GiB available")
+    if available_gib() < 3:
+        pytest.skip(f"needs ~2 GiB free for the 32GiB header, {available_gib():.1f} GiB available")
     s = partition_stats(update_proof_type("StackedDrg32GiBV1"))
     assert (s.num_constraints, s.num_inputs) == (81_049_499, 5)
     assert (s.num_constraints_total - 1).bit_length() == 27  # one 2^27 domain per partition
@@ -251,15 +238,7 @@ def test_leaf_mutations_stop_synthesis(request_2kib: Snap, field: str, message: 
         synthesize(ConstraintSystem(witness=True, record=False), update_proof_type(0).constants, w)
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"k_and_h_select": 3}, "h_select 0x3 does not have exactly one bit set"),
-        ({"k_and_h_select": 0}, "exactly one bit"),
-        ({"k_and_h_select": 1 | 1 << 7}, "bits above"),
-        ({"apex_leafs": [0] * 7}, "7 apex leaves"),
-    ],
-)
+@pytest.mark.parametrize(("change", "message"), HEADER_ASSERTIONS)
 def test_header_assertions(request_2kib: Snap, change: dict[str, object], message: str) -> None:
     w = dataclasses.replace(_witness(request_2kib), **change)  # type: ignore[arg-type]
     with pytest.raises(UpdateWitnessError, match=message):
@@ -314,23 +293,10 @@ def test_blank_witness_has_the_request_structure(request_2kib: Snap) -> None:
 # ------------------------------------------------------------------------------------------------ shapes
 
 
-def _random_update(nodes: int, seed: int) -> object:
-    from gpu.arith.fields import fr_random
-    from porep.snap.tree_r import build_tree_r
-
-    rng = np.random.default_rng(seed)
-    c = constants_for_nodes(nodes)
-    key = fr_random(nodes, rng).astype("<u4").view(np.uint8).reshape(nodes, 32)
-    data = rng.integers(0, 256, (nodes, 32), dtype=np.uint8)
-    data[:, 31] &= 0x3F
-    comm_c = fr_random(1, rng).astype("<u4").view(np.uint8).tobytes()
-    return update(c, build_tree_r(key, c.tree_r), comm_c, data)
-
-
 def _satisfies(nodes: int, seed: int) -> None:
     from porep.snap.public_inputs import public_inputs
 
-    u = _random_update(nodes, seed)
+    u = random_update(nodes, seed)
     c = u.constants  # type: ignore[attr-defined]
     k = c.partitions - 1  # the last partition: every partition bit set
     w = proof_witness(c, k, u.comm_r_old, u.comm_d_new, u.comm_r_new, u.partition_proof(k))  # type: ignore[attr-defined]

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _snap_cases import long_only
 
 from gpu.groth16.r1cs import R1CS, CompactCSR
 from porep.circuit import pce as porep_pce
@@ -19,9 +19,6 @@ from porep.snap import pce
 from porep.snap.circuit import blank_system
 from porep.snap.params import update_proof_type
 from porep.snap.partition import UpdateCircuit, update_r1cs
-
-LONG = bool(os.environ.get("PSAGENT_SNAP_LONG"))
-long_only = pytest.mark.skipif(not LONG, reason="long: set PSAGENT_SNAP_LONG=1 (make test-snap-long)")
 
 
 @pytest.fixture(scope="module")

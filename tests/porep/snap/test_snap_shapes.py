@@ -6,26 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
+from _snap_cases import random_update
 
-from gpu.arith.fields import fr_random
 from porep.hashes.poseidon import hash_domains
-from porep.snap.params import constants_for_nodes
 from porep.snap.proof import SUB, TOP, PathElement
-from porep.snap.tree_r import build_tree_r
-from porep.snap.update import SectorUpdate, update
+from porep.snap.update import SectorUpdate
 from porep.snap.verify import check_partitions
-
-
-def _update(nodes: int, seed: int) -> SectorUpdate:
-    rng = np.random.default_rng(seed)
-    c = constants_for_nodes(nodes)
-    key = fr_random(nodes, rng).astype("<u4").view(np.uint8).reshape(nodes, 32)
-    data = rng.integers(0, 256, (nodes, 32), dtype=np.uint8)
-    data[:, 31] &= 0x3F
-    comm_c = fr_random(1, rng).astype("<u4").view(np.uint8).tobytes()
-    return update(c, build_tree_r(key, c.tree_r), comm_c, data)
 
 
 def _check(u: SectorUpdate, proofs: list) -> set[str]:
@@ -34,7 +21,7 @@ def _check(u: SectorUpdate, proofs: list) -> set[str]:
 
 @pytest.mark.parametrize("nodes", [32, 128, 256, 512, 1024])
 def test_compound_shapes_pass(nodes: int) -> None:
-    u = _update(nodes, nodes)
+    u = random_update(nodes, nodes)
     c = u.constants
     proofs = u.partition_proofs()
     assert len(proofs) == c.partitions
@@ -49,7 +36,7 @@ def test_compound_shapes_pass(nodes: int) -> None:
 
 
 def test_sub_top_and_partition_path_mutations() -> None:
-    u = _update(1024, 7)  # 8-8-2, two partitions
+    u = random_update(1024, 7)  # 8-8-2, two partitions
     proofs = u.partition_proofs()
     p1 = proofs[1]
     cp = p1.challenge_proofs[3]

@@ -8,13 +8,13 @@ suite (PSAGENT_SNAP_LONG=1)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from _snap_cases import long_only
 
 from porep.hashes.merkle import build_tree_d, hash_children
 from porep.hashes.poseidon import R, hash2
@@ -32,9 +32,6 @@ from porep.snap.synth import (
 from porep.snap.tree_r import build_tree_r
 from porep.snap.update import update
 from porep.snap.verify import UpdateProofError, check_request
-
-LONG = bool(os.environ.get("PSAGENT_SNAP_LONG"))
-long_only = pytest.mark.skipif(not LONG, reason="long: set PSAGENT_SNAP_LONG=1 (make test-snap-long)")
 
 
 @pytest.fixture(scope="module")

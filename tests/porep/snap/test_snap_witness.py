@@ -6,13 +6,12 @@ asserts."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import numpy as np
 import pytest
+from _snap_cases import HEADER_ASSERTIONS, Synth, long_only
 from test_snap_circuit import _flip, _proof, _set_challenge, _sibling, _with_proof
 
-from gpu.groth16.r1cs import R1CS
 from market.proofdata import Snap
 from porep.circuit.cs import ConstraintSystem
 from porep.snap import witness
@@ -25,11 +24,6 @@ from porep.snap.circuit import (
 )
 from porep.snap.params import update_proof_type
 from porep.snap.partition import UpdateCircuit, UpdateWork, update_assignment
-
-LONG = bool(os.environ.get("PSAGENT_SNAP_LONG"))
-long_only = pytest.mark.skipif(not LONG, reason="long: set PSAGENT_SNAP_LONG=1 (make test-snap-long)")
-
-Synth = tuple[ConstraintSystem, R1CS]
 
 
 @pytest.mark.slow
@@ -74,15 +68,7 @@ def _w(snap: Snap) -> PartitionWitness:
     return partition_witness(snap, 0)[1]  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"k_and_h_select": 3}, "h_select 0x3 does not have exactly one bit set"),
-        ({"k_and_h_select": 0}, "exactly one bit"),
-        ({"k_and_h_select": 1 | 1 << 7}, "bits above"),
-        ({"apex_leafs": [0] * 7}, "7 apex leaves"),
-    ],
-)
+@pytest.mark.parametrize(("change", "message"), HEADER_ASSERTIONS)
 def test_header_assertions_as_the_direct_path(
     request_2kib: Snap, change: dict[str, object], message: str
 ) -> None:
