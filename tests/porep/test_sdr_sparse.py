@@ -14,7 +14,8 @@ import dataclasses
 
 import numpy as np
 import pytest
-from test_vanilla import MUTATIONS, _flip, _with
+from _c1_mutations import flip
+from test_vanilla import MUTATIONS, _with
 
 from porep.c1 import C1Arrays, parse_c1
 from porep.hashes.merkle import build_poseidon_tree, build_poseidon_tree_mont, build_tree_d
@@ -136,7 +137,7 @@ def test_every_field_mutation_is_rejected(sparse_2kib: SparseSector) -> None:
         for _ in range(4):
             idx = tuple(int(rng.integers(0, k)) for k in lead)
             if byte:
-                bad = _with(arrays, name, _flip(idx, int(rng.integers(0, 31))))
+                bad = _with(arrays, name, flip(idx, int(rng.integers(0, 31))))
             else:
                 bad = _with(arrays, name, lambda a, i=idx: a.__setitem__(i, a[i] + 1))
             failed = _verify(bad, sparse_2kib)
@@ -208,7 +209,7 @@ def test_sub_and_top_shapes_pass_the_strict_check(shape: TreeShape, layers: int)
     arrays = sparse_c1_arrays(s)
     assert _verify(arrays, s) == set()
     sub = "r.top.hashes" if shape.top else "r.sub.hashes"
-    assert _verify(_with(arrays, sub, _flip((1, 2, 0, 0))), s) == {"tree_r.path"}
+    assert _verify(_with(arrays, sub, flip((1, 2, 0, 0))), s) == {"tree_r.path"}
     moved = _with(arrays, "col.sub.index", lambda a: a.__setitem__((0, 1, 0, 0), 7 - a[0, 1, 0, 0]))
     assert "columns.path_index" in _verify(moved, s)
 
