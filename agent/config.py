@@ -173,8 +173,9 @@ class ProverConfig(_Section):
     # Filecoin's convention (lotus, curio, rust-fil-proofs): $FIL_PROOFS_PARAMETER_CACHE, else its directory.
     params_dir: Path = Field(default_factory=default_params_dir)
     verify_before_submit: bool = True
-    # the readiness gate opens only on the official (published-digest) parameter files: the market verifies
-    # with the official keys. true admits development files (a test market of your own; never mainnet)
+    # the readiness gate (the agent's and engine serve's) opens only on the official (published-digest)
+    # parameter files: the market and the chain verify with the official keys. true admits development files
+    # (a test market or network of your own; never mainnet)
     allow_development_params: bool = False
     # what the readiness gate loads and the agent proves: seal proof names (PoRep), "snap:" + an update proof
     # name (SnapDeals); the market's mainnet work is the 32GiB pair

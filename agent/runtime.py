@@ -366,9 +366,11 @@ def cuzk_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **k
     """The agent's pipeline (:func:`build_pipeline`, ``[prover]``) behind admission, as :func:`build_prover`
     makes it, except that the warm-up loads ``engine.preload``'s parameters and nothing restricts the proof
     types (``prover.accepted_proof_types`` is the market agent's: the cuzk server proves what Curio sends, for
-    every size whose parameters it has), and its gate does not refuse development parameter files
-    (``official_only`` off). ``metrics``: where the prover records (GetMetrics serves them); ``kw`` as
-    build_pipeline's (tests: devices, cache)."""
+    every size whose parameters it has). Its gate refuses development parameter files, as the agent's
+    does, unless ``prover.allow_development_params``: Curio submits what the engine proves to the chain,
+    which verifies against the official keys (preloaded types at the warm-up, any other at its first
+    proof). ``metrics``: where the prover records (GetMetrics serves them); ``kw`` as build_pipeline's
+    (tests: devices, cache)."""
     from agent.cuzk.request import circuit_proof_type
     from agent.proving.kind import WorkKind
 
@@ -378,13 +380,15 @@ def cuzk_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **k
         [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.SNAP],
         [pt.name for pt in pts if WorkKind.of(pt).post_kind is not None],
     )
-    return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics, official_only=False)
+    official_only = not settings.prover.allow_development_params
+    return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics, official_only=official_only)
 
 
 def serve_cuzk(settings: Settings, *, listen: str | None = None) -> None:
     """``psagent engine serve``: the cuzk server on the agent's prover (``[prover]``), the parameters
     of ``engine.preload`` loaded and a self-test proof verified before READY, until SIGTERM. ConfigError /
-    CuzkUnavailable (one line) before anything is loaded."""
+    CuzkUnavailable (one line) before anything is loaded; ParamsRefused (one line) when the warm-up's gate
+    refuses a preloaded proof type's parameter files (a configuration fault: exit 2, no restart loop)."""
     import anyio
 
     from agent.cuzk.request import circuit_proof_type

@@ -39,8 +39,9 @@ def serve(
     settings = settings_or_exit(config)
     from agent import runtime
     from agent.config import ConfigError
+    from agent.proving.prover import ParamsRefused
 
     try:
         runtime.serve_cuzk(settings, listen=listen)
-    except (ConfigError, runtime.CuzkUnavailable) as exc:
+    except (ConfigError, runtime.CuzkUnavailable, ParamsRefused) as exc:
         fail(str(exc), EXIT_USAGE)

@@ -39,10 +39,15 @@ from porep.snap.params import UpdateProofType, update_proof_type
 if TYPE_CHECKING:
     from gpu.device import Device
 
-__all__ = ["AdmittedProver", "NotLendable", "Proven"]
+__all__ = ["AdmittedProver", "NotLendable", "ParamsRefused", "Proven"]
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 30.0  # the log's cadence for a proof or a warm-up stage that runs longer
+
+
+class ParamsRefused(RuntimeError):
+    """The gate refused a proof type's parameter files (development or damaged where only the official ones
+    may serve); one line naming the file and the fix. A configuration fault: trying again does not help."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +94,10 @@ class AdmittedProver:
         pairing-check every partition
         (False only under the debug switch of ``prover.verify_before_submit``); ``metrics``: where proofs,
         partition stages, device use and loaded parameters are recorded (the agent's or the cuzk
-        server's); ``official_only``: the warm-up refuses parameter files that are not the published ones
-        (the real market verifies against the official keys: a proof made with development parameters
-        verifies here, against the same development key, and is refused there)."""
+        server's); ``official_only``: parameter files that are not the published ones are refused before
+        they load, at the warm-up and at any later first use of a proof type (the real market and the chain
+        verify against the official keys: a proof made with development parameters verifies here, against
+        the same development key, and is refused there)."""
         self.pipeline = pipeline
         self.slots: tuple[Device, ...] = tuple(e.device or CPU_SLOT for e in pipeline.engines)
         if len({s.index for s in self.slots}) != len(self.slots):
@@ -110,6 +116,7 @@ class AdmittedProver:
         self.last: ProofResult | None = None
         self._charged: set[tuple[int, str]] = set()
         self._origins: dict[str, str] = {}  # parameter stem -> its .params file's kind, as the gate found it
+        self._gated: set[str] = set()  # proof types whose files the gate has judged (and let through)
         self._charge_lock = threading.Lock()
         self.metrics = metrics
         if metrics is not None:
@@ -183,7 +190,9 @@ class AdmittedProver:
         events: Events | None = None,
     ) -> int:
         """``pt`` loaded and charged on every engine (a job may be granted any of them); the bytes a job
-        reserves. ``setup`` / ``events``: the loading's seconds and stage events, as ``pipeline.shape``."""
+        reserves. ``setup`` / ``events``: the loading's seconds and stage events, as ``pipeline.shape``.
+        The gate judges ``pt``'s files first, whichever path asks (warm-up, a proof, a preload)."""
+        self._gate(pt)
         for i in range(len(self.slots)):
             self._set_budget(i)
             self.pipeline.shape(pt, engine=i, setup=setup, events=events)
@@ -350,7 +359,7 @@ class AdmittedProver:
         todo += [(post_proof_type(n), n) for n in self.accepted_post]
         for pt, label in todo:
             t0 = time.perf_counter()
-            self._log_verdicts(pt)
+            self._gate(pt)
             with StageProgress(f"warm-up {label}", _say, every_s=PROGRESS_EVERY_S) as progress:
                 self._ready(pt, events=progress)
             log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
@@ -358,6 +367,14 @@ class AdmittedProver:
             seconds = self.pipeline.self_test(i)
             where = self.backend if slot is CPU_SLOT else f"{self.backend} device {slot.index}"
             log.info("warm-up: self-test proof verified on %s in %.1f s", where, seconds)
+
+    def _gate(self, pt: ProofType | UpdateProofType | PoStProofType) -> None:
+        """:meth:`_log_verdicts` once per proof type that passes (a refused one is judged again next time:
+        the operator may have fetched the official files meanwhile)."""
+        if pt.name not in self._gated:
+            self._log_verdicts(pt)
+            if all(path.is_file() for path in params_paths(self.params_dir, pt)):
+                self._gated.add(pt.name)
 
     def _log_verdicts(self, pt: ProofType | UpdateProofType | PoStProofType) -> None:
         """The gate's log line per parameter file: official, development or damaged (agent.paramfiles).
@@ -375,9 +392,9 @@ class AdmittedProver:
                 if self.official_only and v.kind != OFFICIAL:
                     update = WorkKind.of(pt) is WorkKind.SNAP
                     fix = fetch_hint(pt.size_label, self.params_dir, update=update, official=True)
-                    raise RuntimeError(
-                        f"{path.name} is {v.kind} ({v.reason}), not the official file: the market verifies "
-                        f"against the official keys ({fix}; "
+                    raise ParamsRefused(
+                        f"{path.name} is {v.kind} ({v.reason}), not the official file: the market and the "
+                        f"chain verify against the official keys ({fix}; "
                         "a test market only: prover.allow_development_params = true)"
                     )
 

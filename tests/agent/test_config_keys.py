@@ -136,6 +136,11 @@ class Probe:
         prover = runtime.cuzk_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
         return prover.accepted, prover.accepted_update
 
+    def engine_gate(self, s: Settings) -> object:
+        """Whether the engine's prover refuses development parameter files."""
+        prover = runtime.cuzk_prover(s, list_devices=lambda: self.devices, cache=self.tmp / "cache")
+        return prover.official_only
+
     def device_budgets(self, s: Settings) -> object:
         """Each device's budget in admission once the prover has asked its engine (``memory_budget``: what it
         does before it charges a key to the device; the simulator has no free-memory figure of its own)."""
@@ -204,7 +209,7 @@ PROBES: dict[str, tuple[object, Callable[[Probe, Settings], object]]] = {
     "prover.device_memory_gib": (2.0, lambda p, s: p.device_budgets(s)),
     "prover.device_layout": ("stream16", lambda p, s: [e.layout(toy_r1cs(2)).name for e in p.engines(s)]),
     "prover.params_dir": ("OTHER_PARAMS", lambda p, s: p.prover(s).params_dir),
-    "prover.allow_development_params": (True, lambda p, s: p.prover(s).official_only),
+    "prover.allow_development_params": (True, lambda p, s: (p.prover(s).official_only, p.engine_gate(s))),
     "prover.accepted_proof_types": (
         ["StackedDrg2KiBV1_1", "snap:StackedDrg2KiBV1"], lambda p, s: p.accepted(s)
     ),

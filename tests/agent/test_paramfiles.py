@@ -284,7 +284,8 @@ def test_the_gate_of_a_real_market_opens_only_on_official_parameters(
         prover.warm_up()
     why = str(refused.value)
     assert why.startswith(f"{pt.param_stem}.params is development (")
-    assert "the market verifies against the official keys" in why and "lotus fetch-params 2KiB" in why
+    assert "the market and the chain verify against the official keys" in why
+    assert "lotus fetch-params 2KiB" in why
     assert "prover.allow_development_params = true" in why and "\n" not in why
     assert not prover.loaded(pt)  # refused before anything was loaded
     # a damaged file (a published name, another digest) is refused too
@@ -305,9 +306,42 @@ def test_the_gate_of_a_real_market_opens_only_on_official_parameters(
     assert dev.loaded(pt)
 
 
+def test_the_gate_judges_a_proof_type_at_its_first_use_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proof type the warm-up did not load (the cuzk server proves what Curio sends, beyond engine.preload)
+    meets the same gate the first time it is made ready: refused before it loads, every time until the files
+    change; once official, judged once."""
+    import anyio
+
+    from agent.proving.prover import ParamsRefused
+
+    pt = proof_type("StackedDrg2KiBV1_1")
+    d = tmp_path / "p"
+    _toy_params(d, pt.param_stem)
+    (d / f"{pt.param_stem}.meta.json").write_text('{"toxic_waste": "development"}')
+    monkeypatch.setattr(op, "_registry", Registry([]))
+    prover = _gated_prover(d, tmp_path / "c", official_only=True)
+    prover.accepted = ()  # nothing at the warm-up
+    prover.warm_up()
+    for _ in range(2):  # refused again: a refusal is not remembered as judged
+        with pytest.raises(ParamsRefused, match=r"\.params is development \("):
+            anyio.run(prover.preload, pt)
+        assert not prover.loaded(pt)
+    (d / f"{pt.param_stem}.meta.json").unlink()
+    _publish(monkeypatch, d / f"{pt.param_stem}.params", d / f"{pt.param_stem}.vk")
+    judged: list[str] = []
+    real = prover._log_verdicts
+    monkeypatch.setattr(prover, "_log_verdicts", lambda t: (judged.append(t.name), real(t)))
+    anyio.run(prover.preload, pt)
+    anyio.run(prover.preload, pt)
+    assert prover.loaded(pt) and judged == [pt.name]
+
+
 def test_run_refuses_development_parameters_unless_told(tmp_path: Path) -> None:
-    """``psagent run``'s prover (agent.runtime.build_prover) refuses development files by default; the named
-    override prover.allow_development_params admits them; the dry run's never refuses them."""
+    """``psagent run``'s prover (agent.runtime.build_prover) and ``psagent engine serve``'s (cuzk_prover)
+    refuse development files by default; the named override prover.allow_development_params admits them; the
+    dry run's never refuses them."""
     from agent import runtime
     from agent.config import Settings
 
@@ -317,3 +351,6 @@ def test_run_refuses_development_parameters_unless_told(tmp_path: Path) -> None:
     assert runtime.build_prover(allowed, cache=tmp_path).official_only is False
     dry = runtime.build_prover(Settings(prover=base), cache=tmp_path, official_only=False)
     assert dry.official_only is False
+    # psagent engine serve: Curio sends its proofs to the chain, which verifies with the official keys
+    assert runtime.cuzk_prover(Settings(prover=base), cache=tmp_path).official_only is True
+    assert runtime.cuzk_prover(allowed, cache=tmp_path).official_only is False

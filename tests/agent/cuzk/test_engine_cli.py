@@ -105,6 +105,28 @@ def test_missing_preloaded_parameters_are_named_before_warm_up(tmp_path: Path) -
     assert "engine.preload: Groth16 parameters for StackedDrg32GiBV1_1 not found" in line
 
 
+def test_parameters_the_gate_refuses_stop_the_engine_in_one_line(tmp_path: Path) -> None:
+    """engine.preload's files under the published names but not the published bytes: the warm-up's gate
+    refuses them before loading, one line and exit 2 (the units' RestartPreventExitStatus: no restart loop
+    that would prove for the chain with keys it rejects)."""
+    from porep.prooftypes import proof_type
+
+    stem = proof_type("StackedDrg2KiBV1_1").param_stem
+    params = tmp_path / "params"
+    params.mkdir()
+    for suffix in ("params", "vk"):
+        (params / f"{stem}.{suffix}").write_bytes(b"not the published file")
+    config = (
+        f'[prover]\nbackend = "cpu"\nparams_dir = "{params}"\n'
+        f'[engine]\nlisten = "unix://{tmp_path}/e.sock"\npreload = ["porep-2k"]\n'
+    )
+    done = psagent("engine", "serve", config=config, tmp=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    line = done.stderr.strip().splitlines()[-1]  # after the service's own log lines (bound, warming up)
+    assert line.startswith(f"psagent: {stem}.params is damaged (digest") and "not the official file" in line
+    assert "prover.allow_development_params = true" in line
+
+
 @pytest.mark.anyio
 async def test_the_service_life_under_systemd(porep_work: Work, snap_work: Work, tmp_path: Path) -> None:
     """Watchdog pings from the start, READY once warmed up and bound (a stale socket replaced), STOPPING on

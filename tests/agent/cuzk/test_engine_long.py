@@ -43,7 +43,7 @@ async def test_real_2kib_porep_and_snap_through_prove(mixed_pool: Any, tmp_path:
     lines: list[str] = []
     for listen in (f"unix://{tmp_path}/engine.sock", "127.0.0.1:0"):
         settings = Settings(
-            prover={"backend": "cpu", "params_dir": str(params_dir)},
+            prover={"backend": "cpu", "params_dir": str(params_dir), "allow_development_params": True},
             engine={"listen": listen, "preload": ["porep-2k", "snap-2k"]},
         )
         async with engine_serve(settings, 3600) as (stub, target, warm):

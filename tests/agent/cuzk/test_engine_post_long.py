@@ -40,7 +40,7 @@ async def test_real_2kib_winning_and_window_post_through_prove(fixtures_dir: Pat
         await anyio.to_thread.run_sync(lambda t=t: ensure_dev_params(t, params_dir, cache=cache_dir()))
     s255, venus = replicas(fixtures_dir)
     settings = Settings(
-        prover={"backend": "cpu", "params_dir": str(params_dir)},
+        prover={"backend": "cpu", "params_dir": str(params_dir), "allow_development_params": True},
         engine={"listen": f"unix://{tmp_path}/engine.sock", "preload": ["winning-2k", "wpost-2k"]},
     )
     lines: list[str] = []
