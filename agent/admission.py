@@ -24,6 +24,16 @@ import anyio
 from agent.host import mem_total
 from gpu.device import Device
 
+__all__ = [
+    "Admission",
+    "BudgetExceeded",
+    "CPU_SLOT",
+    "Grant",
+    "HostBudget",
+    "MemoryBudget",
+    "host_memory_bytes",
+]
+
 
 class BudgetExceeded(RuntimeError):
     """A request larger than the whole budget: it could never be admitted."""
