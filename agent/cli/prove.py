@@ -164,7 +164,9 @@ def make_prover(
     """The agent's prover as it builds it from ``settings`` (``agent.runtime.build_prover``: the pipeline
     behind admission, with each engine's device budget and memory layout), its parameters from
     ``params_dir``, on ``backend`` when given (else ``prover.backend``); a backend or device that is not there
-    is one line and exit 2 before any work. ``jobs_per_device``: proofs admitted to a device at once."""
+    is one line and exit 2 before any work. ``jobs_per_device``: proofs admitted to a device at once. Its gate
+    names each parameter file's kind (official, development, damaged) and refuses none: a proof made here goes
+    to a file or stdout, not to a market (``psagent run`` and ``engine serve`` refuse development files)."""
     from agent import runtime
     from agent.cli.common import announce_compilation, resolve_backend
     from agent.config import ConfigError
@@ -174,7 +176,9 @@ def make_prover(
         prover = settings.prover.model_copy(update={"backend": chosen.value})
         settings = settings.model_copy(update={"prover": prover})
     try:
-        admitted = runtime.build_prover(settings, params_dir=params_dir, jobs_per_device=jobs_per_device)
+        admitted = runtime.build_prover(
+            settings, params_dir=params_dir, jobs_per_device=jobs_per_device, official_only=False
+        )
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     announce_compilation()

@@ -354,3 +354,7 @@ def test_run_refuses_development_parameters_unless_told(tmp_path: Path) -> None:
     # psagent engine serve: Curio sends its proofs to the chain, which verifies with the official keys
     assert runtime.cuzk_prover(Settings(prover=base), cache=tmp_path).official_only is True
     assert runtime.cuzk_prover(allowed, cache=tmp_path).official_only is False
+    # psagent prove / bench e2e: a proof to a file, not to a market; the gate names each file's kind only
+    from agent.cli.prove import make_prover
+
+    assert make_prover(Settings(prover=base), tmp_path, None).official_only is False
