@@ -188,7 +188,7 @@ def build_prover(
     porep, snap = p.accepted()
     return _admitted(
         settings, pipeline, (porep, snap, ()), metrics, jobs_per_device=jobs_per_device,
-        official_only=not p.allow_development_params if official_only is None else official_only,
+        official_only=official_only,
     )
 
 
@@ -199,15 +199,17 @@ def _admitted(
     metrics: ProverMetrics | None,
     *,
     jobs_per_device: int = 1,
-    official_only: bool,
+    official_only: bool | None = None,
 ) -> AdmittedProver:
     """``pipeline`` behind admission as ``[prover]`` says (each device's budget its engine's, the pairing
     check unless ``verify_before_submit``'s debug switch is set); ``accepted``: the (PoRep, update, PoSt)
     proof type names whose parameters the warm-up loads; ``jobs_per_device`` and ``official_only`` as
-    ``AdmittedProver``'s."""
+    ``AdmittedProver``'s (None: official files only unless ``prover.allow_development_params``)."""
     from agent.proving.prover import AdmittedProver
 
     porep, snap, post = accepted
+    if official_only is None:
+        official_only = not settings.prover.allow_development_params
     return AdmittedProver(
         pipeline,
         accepted=porep,
@@ -380,8 +382,7 @@ def cuzk_prover(settings: Settings, *, metrics: ProverMetrics | None = None, **k
         [pt.name for pt in pts if WorkKind.of(pt) is WorkKind.SNAP],
         [pt.name for pt in pts if WorkKind.of(pt).post_kind is not None],
     )
-    official_only = not settings.prover.allow_development_params
-    return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics, official_only=official_only)
+    return _admitted(settings, build_pipeline(settings, **kw), accepted, metrics)
 
 
 def serve_cuzk(settings: Settings, *, listen: str | None = None) -> None:

@@ -359,7 +359,6 @@ class AdmittedProver:
         todo += [(post_proof_type(n), n) for n in self.accepted_post]
         for pt, label in todo:
             t0 = time.perf_counter()
-            self._gate(pt)
             with StageProgress(f"warm-up {label}", _say, every_s=PROGRESS_EVERY_S) as progress:
                 self._ready(pt, events=progress)
             log.info("warm-up: %s parameters and circuit loaded in %.1f s", label, time.perf_counter() - t0)
